@@ -1,0 +1,66 @@
+"""The one user-error type vx raises, its stable codes, and its JSON error document."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    """Stable codes a script may branch on; the message text may change, these do not."""
+
+    USAGE = "VX_E_USAGE"
+    UNKNOWN_COMMAND = "VX_E_UNKNOWN_COMMAND"
+    UNKNOWN_TASK = "VX_E_UNKNOWN_TASK"
+    UNKNOWN_PROJECT = "VX_E_UNKNOWN_PROJECT"
+    NO_HISTORY = "VX_E_NO_HISTORY"
+    AMBIGUOUS = "VX_E_AMBIGUOUS"
+    CONFIG = "VX_E_CONFIG"
+    CYCLE = "VX_E_CYCLE"
+    NO_WORKSPACE = "VX_E_NO_WORKSPACE"
+    CACHE_VERSION = "VX_E_CACHE_VERSION"
+    REFUSED = "VX_E_REFUSED"
+    FS = "VX_E_FS"
+    FDS = "VX_E_FDS"
+    INTERNAL = "VX_E_INTERNAL"
+
+
+class UserError(Exception):
+    """A refusal the user can act on: printed as one line, exit 1, never a stack."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def document(self) -> str:
+        """The `{"ok":false,"error":{...}}` line a JSON-speaking verb prints on stdout."""
+        return error_document(self.code, self.message)
+
+
+class ConfigError(UserError):
+    """A config file that does not load or is refused; names the file and the field path."""
+
+    def __init__(self, path: str, message: str, pointer: str = "") -> None:
+        where = f"{path}: {pointer}: " if pointer else f"{path}: "
+        super().__init__(ErrorCode.CONFIG, where + message)
+        self.path = path
+        self.pointer = pointer
+
+
+class CycleError(UserError):
+    """The task graph has a cycle; carries every task on it, in order."""
+
+    def __init__(self, cycle: tuple[str, ...]) -> None:
+        path = " → ".join((*cycle, cycle[0]))
+        super().__init__(
+            ErrorCode.CYCLE,
+            f"task graph has a cycle: {path} — remove one of these dependsOn edges",
+        )
+        self.cycle = cycle
+
+
+def error_document(code: ErrorCode, message: str) -> str:
+    """One JSON line; `schemas/error.json` describes it."""
+    doc = {"ok": False, "error": {"code": str(code), "message": message}}
+    return json.dumps(doc, ensure_ascii=False)

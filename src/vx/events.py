@@ -1,0 +1,132 @@
+"""The frozen events a run emits; `output/` renders them and `run/` never imports `output/`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from vx.ids import TaskId
+
+
+class TaskStatus(StrEnum):
+    """How a task ended (the task axis of a row: the glyph's colour and the status word)."""
+
+    SUCCESS = "success"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    ABORTED = "aborted"
+    NOT_RUN = "not run"
+    RUNNING = "running"
+
+
+class CacheOutcome(StrEnum):
+    """What the cache did for a task (the cache axis of a row: the glyph's shape)."""
+
+    MISS = "miss"
+    NO_CACHE = "no-cache"
+    UP_TO_DATE = "up-to-date"
+    LOCAL = "local"
+    REMOTE = "remote"
+
+
+class Stream(StrEnum):
+    """Which pipe a chunk of task output came from."""
+
+    STDOUT = "stdout"
+    STDERR = "stderr"
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedTask:
+    """A task as the run announces it before anything executes.
+
+    `requested` is true for what the user named (and the real tasks a requested group
+    surfaces); `group` tasks run nothing and never get a row.
+    """
+
+    id: TaskId
+    command: str | None
+    requested: bool
+    group: bool = False
+    persistent: bool = False
+    cached: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    """Emitted once, after planning and before the first task starts."""
+
+    run_id: str
+    tasks: tuple[PlannedTask, ...]
+    projects_in_run: int
+    projects_total: int
+    concurrency: int
+
+
+@dataclass(frozen=True, slots=True)
+class TaskStarted:
+    """A task's process is about to be spawned; `command` is what runs, forwarded args included."""
+
+    id: TaskId
+    command: str
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class TaskOutput:
+    """A chunk of what a task wrote, in arrival order; a hit's replay comes as these too."""
+
+    id: TaskId
+    stream: Stream
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class TaskReady:
+    """A persistent task's output matched its `readyWhen` (or it has none and started)."""
+
+    id: TaskId
+
+
+@dataclass(frozen=True, slots=True)
+class TaskFinished:
+    """A task's final word. `key` is its cache key (16 hex) when it has one.
+
+    `blocked_by` names the failed task at the root of a skip's chain; `reason` is the extra
+    label of a failure (`timed out`, `never ready: exited`).
+    """
+
+    id: TaskId
+    status: TaskStatus
+    cache: CacheOutcome
+    duration_ms: float = 0.0
+    exit_code: int | None = None
+    key: str | None = None
+    timed_out: bool = False
+    blocked_by: TaskId | None = None
+    reason: str | None = None
+    cpu_ms: float | None = None
+    peak_rss_bytes: int | None = None
+    saved_ms: float = 0.0
+    attempts: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """A status line about the run (not a task): printed above the footer, on stderr."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished:
+    """Emitted once, last: the verdict the process exits with and the wall time."""
+
+    exit_code: int
+    wall_ms: float
+    interrupted: bool = False
+
+
+Event = RunStarted | TaskStarted | TaskOutput | TaskReady | TaskFinished | Notice | RunFinished

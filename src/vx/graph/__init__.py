@@ -1,0 +1,3 @@
+"""dependsOn specs, the task graph, groups, cycles."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""The read side of the run history."""
+
+__all__: list[str] = []

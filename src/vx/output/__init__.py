@@ -1,0 +1,3 @@
+"""Frames, one-liners, footer, live region and colours."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Prepare, schedule, execute and record a run."""
+
+__all__: list[str] = []

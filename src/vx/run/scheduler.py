@@ -1,0 +1,273 @@
+"""Walk the task graph: dispatch ready tasks to worker threads, propagate failures, stop on signal.
+
+Workers are threads, not an asyncio loop: a warm run must not pay asyncio's import, and each
+task is one blocking process wait anyway. The scheduler never runs a task itself; it hands ids
+to `run_task` on a worker and gets a `Done` back, so stop-on-failure is one code path here and
+the executor keeps its own errors.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from vx.ids import TaskId
+
+
+class ContinueMode(StrEnum):
+    """`--continue`: what a failed task takes down with it."""
+
+    NEVER = "never"
+    DEPS_OK = "deps-ok"
+    ALWAYS = "always"
+
+
+class NodeKind(StrEnum):
+    """How the scheduler treats a node."""
+
+    TASK = "task"  # runs on the execution lane
+    RESTORE = "restore"  # a predicted cache hit: runs on the restore lane
+    GROUP = "group"  # runs nothing; done when its dependencies are
+    EXCLUDED = "excluded"  # dropped by --exclude-dependencies: never runs, orders like a group
+    INTERACTIVE = "interactive"  # owns the terminal: runs alone
+
+
+class Result(StrEnum):
+    """What a finished node means for its dependants."""
+
+    OK = "ok"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    ABORTED = "aborted"
+    REQUEUE = "requeue"  # a restore that could not restore: run it on the execution lane
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """A worker's answer for one task."""
+
+    result: Result
+
+
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    """What a worker is told when it runs a task.
+
+    `tainted` marks a task that runs behind a failed or excluded dependency: its key is a
+    healthy run's, its bytes are not, so the executor must not save it.
+    """
+
+    id: TaskId
+    tainted: bool
+    attempts_allowed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """The graph as the scheduler needs it: ids in a stable topological order and their edges."""
+
+    order: tuple[TaskId, ...]
+    deps: Mapping[TaskId, tuple[TaskId, ...]]
+    kind: Mapping[TaskId, NodeKind]
+
+
+@dataclass(frozen=True, slots=True)
+class Lanes:
+    """Worker counts: tasks that execute, and cache restores (disk work, up to twice as many)."""
+
+    execute: int
+    restore: int
+
+
+@dataclass
+class _State:
+    result: dict[TaskId, Result]
+    blocked_root: dict[TaskId, TaskId | None]
+    tainted: set[TaskId]
+
+
+def run_schedule(
+    schedule: Schedule,
+    *,
+    lanes: Lanes,
+    mode: ContinueMode,
+    run_task: Callable[[Ticket], Done],
+    on_skip: Callable[[TaskId, TaskId | None], None],
+    on_not_run: Callable[[TaskId], None],
+    stopping: threading.Event,
+    tick: Callable[[], None] = lambda: None,
+    tick_seconds: float = 0.05,
+) -> dict[TaskId, Result]:
+    """Run every node once its dependencies are done; return each node's result."""
+    walker = _Walker(schedule, lanes, mode, run_task, on_skip, on_not_run, stopping)
+    return walker.walk(tick, tick_seconds)
+
+
+class _Walker:
+    def __init__(
+        self,
+        schedule: Schedule,
+        lanes: Lanes,
+        mode: ContinueMode,
+        run_task: Callable[[Ticket], Done],
+        on_skip: Callable[[TaskId, TaskId | None], None],
+        on_not_run: Callable[[TaskId], None],
+        stopping: threading.Event,
+    ) -> None:
+        self.s = schedule
+        self.lanes = lanes
+        self.mode = mode
+        self.run_task = run_task
+        self.on_skip = on_skip
+        self.on_not_run = on_not_run
+        self.stopping = stopping
+        self.position = {tid: i for i, tid in enumerate(schedule.order)}
+        self.waiting = {tid: len(schedule.deps.get(tid, ())) for tid in schedule.order}
+        self.dependents: dict[TaskId, list[TaskId]] = {tid: [] for tid in schedule.order}
+        for tid in schedule.order:
+            for dep in schedule.deps.get(tid, ()):
+                self.dependents[dep].append(tid)
+        self.ready: list[TaskId] = [t for t in schedule.order if self.waiting[t] == 0]
+        self.requeued: list[TaskId] = []
+        self.requeued_ids: set[TaskId] = set()
+        self.st = _State({}, {}, set())
+        self.busy = {"execute": 0, "restore": 0}
+        self.alone = False  # an interactive task holds the terminal
+        self.fail_fast = False
+        self.done_q: queue.SimpleQueue[tuple[TaskId, str, Done | BaseException]] = (
+            queue.SimpleQueue()
+        )
+
+    def walk(self, tick: Callable[[], None], tick_seconds: float) -> dict[TaskId, Result]:
+        while True:
+            self._dispatch()
+            if not any(self.busy.values()):
+                if self.ready or self.requeued:
+                    continue
+                break
+            try:
+                tid, lane, done = self.done_q.get(timeout=tick_seconds)
+            except queue.Empty:
+                tick()
+                continue
+            self.busy[lane] -= 1
+            if isinstance(done, BaseException):
+                raise done
+            if self.s.kind.get(tid) is NodeKind.INTERACTIVE:
+                self.alone = False
+            if done.result is Result.REQUEUE:
+                self.requeued.append(tid)
+                self.requeued_ids.add(tid)
+                continue
+            self._finish(tid, done.result)
+        for tid in self.s.order:
+            if tid not in self.st.result:
+                self.st.result[tid] = Result.SKIPPED
+                if self.s.kind.get(tid) not in (NodeKind.GROUP, NodeKind.EXCLUDED):
+                    self.on_not_run(tid)
+        return self.st.result
+
+    def _halted(self) -> bool:
+        return self.stopping.is_set() or self.fail_fast
+
+    def _dispatch(self) -> None:
+        if self._halted():
+            self._drain_unstarted()
+            return
+        progress = True
+        while progress and not self._halted():
+            progress = False
+            self.ready.sort(key=self.position.__getitem__)
+            candidates = self.requeued + self.ready
+            self.requeued, self.ready = [], []
+            for tid in candidates:
+                if self._try_start(tid):
+                    progress = True
+                elif tid in self.requeued_ids:
+                    self.requeued.append(tid)
+                else:
+                    self.ready.append(tid)
+        if self._halted():
+            self._drain_unstarted()
+
+    def _try_start(self, tid: TaskId) -> bool:
+        kind = self.s.kind.get(tid, NodeKind.TASK)
+        blocked = self._blocker(tid)
+        if blocked is not None and self.mode is not ContinueMode.ALWAYS:
+            self.st.blocked_root[tid] = blocked[1]
+            if kind not in (NodeKind.GROUP, NodeKind.EXCLUDED):
+                self.on_skip(tid, blocked[1])
+            self._finish(tid, Result.SKIPPED)
+            return True
+        if kind in (NodeKind.GROUP, NodeKind.EXCLUDED):
+            if blocked is not None or kind is NodeKind.EXCLUDED:
+                self.st.tainted.add(tid)
+            self._finish(tid, Result.OK)
+            return True
+        if self.alone:
+            return False
+        requeued = tid in self.requeued_ids
+        lane = "restore" if kind is NodeKind.RESTORE and not requeued else "execute"
+        if kind is NodeKind.INTERACTIVE:
+            if any(self.busy.values()):
+                return False
+            self.alone = True
+        elif self.busy[lane] >= getattr(self.lanes, lane):
+            return False
+        tainted = blocked is not None or any(d in self.st.tainted for d in self.s.deps.get(tid, ()))
+        if tainted:
+            self.st.tainted.add(tid)
+        self.busy[lane] += 1
+        ticket = Ticket(tid, tainted, attempts_allowed=not self._halted())
+        threading.Thread(
+            target=self._work, args=(ticket, lane), name=f"vx-{lane}", daemon=True
+        ).start()
+        return True
+
+    def _work(self, ticket: Ticket, lane: str) -> None:
+        try:
+            done: Done | BaseException = self.run_task(ticket)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which re-raises
+            done = exc
+        self.done_q.put((ticket.id, lane, done))
+
+    def _blocker(self, tid: TaskId) -> tuple[TaskId, TaskId | None] | None:
+        """The first dependency that did not succeed, and the failure at the root of its chain."""
+        for dep in self.s.deps.get(tid, ()):
+            res = self.st.result.get(dep)
+            if res is Result.FAILED or res is Result.ABORTED:
+                return dep, dep
+            if res is Result.SKIPPED:
+                return dep, self.st.blocked_root.get(dep)
+        return None
+
+    def _finish(self, tid: TaskId, result: Result) -> None:
+        self.st.result[tid] = result
+        if result in (Result.FAILED, Result.ABORTED) and self.mode is ContinueMode.NEVER:
+            self.fail_fast = True
+        for dependent in self.dependents.get(tid, ()):
+            self.waiting[dependent] -= 1
+            if self.waiting[dependent] == 0:
+                self.ready.append(dependent)
+
+    def _drain_unstarted(self) -> None:
+        """Halted: a signal leaves the rest `not run` (reported at the end of the walk); fail-fast
+        completes every node that can no longer start as skipped, naming a failed upstream when
+        there is one."""
+        if self.stopping.is_set():
+            self.ready, self.requeued = [], []
+            return
+        while self.ready or self.requeued:
+            tid = (self.requeued or self.ready).pop(0)
+            blocked = self._blocker(tid)
+            root = blocked[1] if blocked else None
+            self.st.blocked_root[tid] = root
+            if self.s.kind.get(tid) not in (NodeKind.GROUP, NodeKind.EXCLUDED):
+                self.on_skip(tid, root)
+            self._finish(tid, Result.SKIPPED)

@@ -1,0 +1,3 @@
+"""Small standard-library helpers with one job each."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""The watch loop."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Discovery, manifests, config loading and validation, the package graph."""
+
+__all__: list[str] = []

@@ -1,0 +1,196 @@
+"""Frozen values for a loaded workspace: its projects, their configs and task definitions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+class Manager(StrEnum):
+    """Which package manager's workspace list named the members."""
+
+    NPM = "npm"
+    PNPM = "pnpm"
+    YARN = "yarn"
+    BUN = "bun"
+    UV = "uv"
+    SINGLE = "single"
+
+
+@dataclass(frozen=True, slots=True)
+class EnvSpec:
+    """What a task's process sees beyond the baseline environment."""
+
+    pass_through: tuple[str, ...] = ()
+    define: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    secret: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ExecSpec:
+    """How a task runs: its shell command and the knobs around the process."""
+
+    command: str
+    env: EnvSpec = field(default_factory=EnvSpec)
+    timeout_ms: int | None = None
+    retries: int | None = None
+    persistent: bool = False
+    ready_when: str | None = None
+    interactive: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CacheInputs:
+    """What a cached task's key reads. `files=None` means every file of the project."""
+
+    files: tuple[str, ...] | None = None
+    workspace_files: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    tasks: tuple[str, ...] | None = None
+    runtime: tuple[str, ...] = ()
+    workspace_runtime: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CacheOutputs:
+    """What a cached task produces; `!` entries take paths back."""
+
+    files: tuple[str, ...] = ()
+    workspace_files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CacheSpec:
+    """A task's `cache` block: present means the task is cacheable."""
+
+    inputs: CacheInputs = field(default_factory=CacheInputs)
+    outputs: CacheOutputs = field(default_factory=CacheOutputs)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskDef:
+    """One task as its config resolved it.
+
+    `resolved` is the task's config as a plain JSON value with defaults applied: it is what
+    `vx show --format json` prints and what the cache key's `config` component hashes.
+    `default` marks the `build` vx supplies for a project that declares none.
+    """
+
+    name: str
+    depends_on: tuple[str, ...] = ()
+    description: str | None = None
+    exec_spec: ExecSpec | None = None
+    cache_spec: CacheSpec | None = None
+    resolved: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    default: bool = False
+
+    @property
+    def is_group(self) -> bool:
+        """A task with no command stands for its `dependsOn` and runs nothing."""
+        return self.exec_spec is None
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectConfig:
+    """A project's `vx.config.*`: its tags and declared tasks."""
+
+    path: str
+    tags: tuple[str, ...] = ()
+    tasks: Mapping[str, TaskDef] = field(default_factory=lambda: _EMPTY)
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    """A workspace member (or the root) with a name.
+
+    `dir` is the path as the workspace lists it (a member reached through a symlink keeps the
+    link's path); `rel_dir` is that path relative to the root, POSIX-style, `.` for the root.
+    `dependencies` holds every dependency spec the manifest declares, by package name; which
+    of them are workspace edges is `Workspace.package_deps`'s business.
+    """
+
+    name: str
+    dir: Path
+    rel_dir: str
+    manifest: str | None = None
+    version: str | None = None
+    dependencies: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    config: ProjectConfig | None = None
+    is_root: bool = False
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """The config's tags; a config-less project has none."""
+        return self.config.tags if self.config else ()
+
+    @property
+    def tasks(self) -> Mapping[str, TaskDef]:
+        """The tasks the project declares (never the default `build`)."""
+        return self.config.tasks if self.config else _EMPTY
+
+
+@dataclass(frozen=True, slots=True)
+class CacheRetention:
+    """`cacheRetention`: what each run's end may evict."""
+
+    older_than: str | None = None
+    max_size: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceConfig:
+    """The root's optional `vx.workspace.*`."""
+
+    path: str | None = None
+    cache_dir: str | None = None
+    concurrency: int | str | None = None
+    timeout_ms: int | None = None
+    cache_retention: CacheRetention | None = None
+    affected_base: str | None = None
+    plugins: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    """A discovered workspace: root, members and configs, frozen once loaded.
+
+    `projects` is sorted by name. `package_deps` maps a project name to the names of the
+    workspace projects its manifest links (the package graph's edges). `notes` are things
+    discovery wants the user told (a nameless member skipped, a pnpm/npm glob mismatch).
+    """
+
+    root: Path
+    manager: Manager
+    projects: tuple[Project, ...]
+    config: WorkspaceConfig = field(default_factory=WorkspaceConfig)
+    package_deps: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: _EMPTY)
+    notes: tuple[str, ...] = ()
+
+    def project(self, name: str) -> Project | None:
+        """The project called `name` (`//` is the root project when there is one)."""
+        for p in self.projects:
+            if p.name == name:
+                return p
+        return None
+
+    @property
+    def root_project(self) -> Project | None:
+        """The root as a project, when it is one."""
+        for p in self.projects:
+            if p.is_root:
+                return p
+        return None
+
+    def names(self) -> tuple[str, ...]:
+        """Every project name, sorted."""
+        return tuple(p.name for p in self.projects)
+
