@@ -95,7 +95,10 @@ class TaskFinished:
     """A task's final word. `key` is its cache key (16 hex) when it has one.
 
     `blocked_by` names the failed task at the root of a skip's chain; `reason` is the extra
-    label of a failure (`timed out`, `never ready: exited`).
+    label of a failure (`timed out`, `never ready: exited`). On a hit, `restored` says whether
+    outputs were written (False: already up to date), `saved_ms` and `stored_cpu_ms` what the
+    producing execution cost. `not_ready` is why a persistent task never became ready
+    (`timeout`, `exited`, `spawn`).
     """
 
     id: TaskId
@@ -111,6 +114,9 @@ class TaskFinished:
     peak_rss_bytes: int | None = None
     saved_ms: float = 0.0
     attempts: int = 1
+    restored: bool | None = None
+    stored_cpu_ms: float | None = None
+    not_ready: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

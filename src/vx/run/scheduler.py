@@ -101,11 +101,16 @@ def run_schedule(
     on_skip: Callable[[TaskId, TaskId | None], None],
     on_not_run: Callable[[TaskId], None],
     stopping: threading.Event,
+    halted: threading.Event | None = None,
     tick: Callable[[], None] = lambda: None,
     tick_seconds: float = 0.05,
 ) -> dict[TaskId, Result]:
-    """Run every node once its dependencies are done; return each node's result."""
+    """Run every node once its dependencies are done; return each node's result.
+
+    `halted` is set on a fail-fast stop (`--continue=never`) so in-flight work starts no retry.
+    """
     walker = _Walker(schedule, lanes, mode, run_task, on_skip, on_not_run, stopping)
+    walker.halted = halted or threading.Event()
     return walker.walk(tick, tick_seconds)
 
 
@@ -140,6 +145,7 @@ class _Walker:
         self.busy = {"execute": 0, "restore": 0}
         self.alone = False  # an interactive task holds the terminal
         self.fail_fast = False
+        self.halted = threading.Event()
         self.done_q: queue.SimpleQueue[tuple[TaskId, str, Done | BaseException]] = (
             queue.SimpleQueue()
         )
@@ -251,6 +257,7 @@ class _Walker:
         self.st.result[tid] = result
         if result in (Result.FAILED, Result.ABORTED) and self.mode is ContinueMode.NEVER:
             self.fail_fast = True
+            self.halted.set()
         for dependent in self.dependents.get(tid, ()):
             self.waiting[dependent] -= 1
             if self.waiting[dependent] == 0:

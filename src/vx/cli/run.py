@@ -1,0 +1,348 @@
+"""`vx run`: parse the flags, resolve them once into RunSettings, select, plan, run, render."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from vx.cli.parser import Command, Flag, Number, Percent, Section, Takes
+from vx.cli.settings import FORMAT_FLAG, OutputFormat, output_format
+from vx.errors import ErrorCode, UserError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+    from vx.cli.parser import ParsedArgs
+    from vx.cli.settings import Streams
+    from vx.run.plan import RunPlan
+    from vx.workspace.model import Workspace
+
+CONTINUE_MODES = ("never", "deps-ok", "always")
+OUTPUT_LOGS = ("full", "errors-only", "hash-only", "none")
+_LARGEST_TIMER_MS = 2**31 - 1
+
+COMMAND = Command(
+    "run",
+    flags=(
+        Flag("--all", "select every project that declares the task"),
+        Flag(
+            "--exclude-dependencies",
+            "drop dependsOn edges: all of them, or only the tasks with these names",
+            Takes.OPTIONAL,
+            metavar="<names>",
+        ),
+        Flag(
+            "--concurrency",
+            "how many tasks execute at once: a count or a share of the CPUs (50%)",
+            Takes.VALUE,
+            metavar="<n|n%>",
+            number=Number.INT_OR_PERCENT,
+            minimum=1,
+        ),
+        Flag(
+            "--continue",
+            "what a failure takes down: never (stop), deps-ok (its dependants), always (nothing)",
+            Takes.OPTIONAL,
+            metavar="never|deps-ok|always",
+            choices=CONTINUE_MODES,
+            bare="always",
+        ),
+        Flag(
+            "--retry",
+            "re-run a failed task up to n more times (a task's exec.retries wins)",
+            Takes.VALUE,
+            metavar="<n>",
+            number=Number.INT,
+        ),
+        Flag(
+            "--timeout",
+            "default per-task timeout in ms for tasks without exec.timeout",
+            Takes.VALUE,
+            metavar="<ms>",
+            number=Number.INT,
+            minimum=1,
+        ),
+        Flag(
+            "--output-logs",
+            "how much task output prints (default: chosen by the flow)",
+            Takes.VALUE,
+            choices=OUTPUT_LOGS,
+        ),
+        Flag(
+            "--verbosity",
+            "1 or more adds a per-task table above the footer",
+            Takes.VALUE,
+            metavar="<n>",
+            number=Number.INT,
+        ),
+        FORMAT_FLAG,
+    ),
+    words="task",
+    most_words=None,
+    forwards=True,
+    sections=(
+        Section(
+            "Selection",
+            (
+                ("(default)", "the project holding the current directory, and its dependsOn"),
+                ("PKG#TASK", "that project's task; //#TASK is the root project's"),
+                ("--all", "every project that declares the task"),
+                ("-- ARGS", "forwarded, shell-quoted, to the requested tasks' commands"),
+            ),
+        ),
+        Section(
+            "Exit codes",
+            (
+                ("0", "every task succeeded or was restored"),
+                ("1", "a task failed or was skipped, or a refusal"),
+                ("130/143/129", "interrupted by SIGINT/SIGTERM/SIGHUP"),
+            ),
+        ),
+        Section(
+            "Environment",
+            (
+                ("VX_TASK_TIMEOUT", "default task timeout (ms), below --timeout"),
+                ("VX_KILL_GRACE_MS", "SIGTERM → SIGKILL grace for a stopped task (2000)"),
+                ("VX_READY_NOTICE_MS", "when to say a persistent task is not ready yet"),
+                ("CI, GITHUB_ACTIONS", "the CI output flow and its ::group:: framing"),
+                ("NO_COLOR, FORCE_COLOR", "colour off / on"),
+            ),
+        ),
+        Section(
+            "Examples",
+            (
+                ("vx run build", "build this project and what it depends on"),
+                ("vx run build test --all", "two tasks in every project"),
+                ("vx run app#test -- --watch", "forward --watch to app's test command"),
+                ("vx run build --all --continue", "surface every failure in one pass"),
+            ),
+        ),
+    ),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """Everything `vx run` was asked, resolved once from args, environment and workspace."""
+
+    words: tuple[str, ...]
+    forward: tuple[str, ...]
+    all: bool
+    exclude_all: bool
+    exclude_names: frozenset[str] | None
+    concurrency: int
+    continue_mode: str
+    retry: int
+    timeout_ms: int | None
+    output_logs: str | None
+    verbosity: int
+    format: OutputFormat
+    cwd: Path
+    env: Mapping[str, str]
+    workspace: Workspace
+    kill_grace_ms: int
+    ready_notice_ms: int
+
+
+def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
+    """Load the workspace (its config sets defaults) and fold flags over env over config."""
+    from vx.run.signals import kill_grace_ms
+    from vx.run.taskenv import nested_run_refusal
+    from vx.util.cpu import cpu_budget
+    from vx.workspace.load import load_workspace
+
+    ws = load_workspace(cwd)
+    refusal = nested_run_refusal(env, ws.root)
+    if refusal:
+        raise UserError(ErrorCode.REFUSED, refusal)
+    exclude = args.text("exclude-dependencies")
+    if exclude is not None and args.given("exclude-dependencies") and exclude == "":
+        exclude_all, names = True, None
+    elif exclude:
+        exclude_all = False
+        names = frozenset(n.strip() for n in exclude.split(",") if n.strip())
+    else:
+        exclude_all, names = False, None
+    cpus = cpu_budget().count
+    amount = args.amount("concurrency")
+    if amount is None:
+        configured = ws.config.concurrency
+        amount = _config_amount(configured) if configured is not None else cpus
+    return RunSettings(
+        words=args.words,
+        forward=args.forwarded or (),
+        all=args.switch("all"),
+        exclude_all=exclude_all,
+        exclude_names=names,
+        concurrency=_workers(amount, cpus),
+        continue_mode=args.text("continue") or "deps-ok",
+        retry=args.integer("retry") or 0,
+        timeout_ms=_timeout(args.integer("timeout"), env, ws.config.timeout_ms),
+        output_logs=args.text("output-logs"),
+        verbosity=args.integer("verbosity") or 0,
+        format=output_format(args),
+        cwd=cwd,
+        env=env,
+        workspace=ws,
+        kill_grace_ms=kill_grace_ms(env),
+        ready_notice_ms=_positive_ms(env.get("VX_READY_NOTICE_MS"), 10_000),
+    )
+
+
+def _config_amount(value: int | str) -> int | Percent:
+    if isinstance(value, str) and value.endswith("%"):
+        return Percent(int(value[:-1]))
+    return int(value)
+
+
+def _workers(amount: int | Percent, cpus: int) -> int:
+    if isinstance(amount, Percent):
+        return max(1, round(cpus * amount.value / 100))
+    return max(1, amount)
+
+
+def _positive_ms(text: str | None, default: int) -> int:
+    try:
+        value = int(text or "")
+    except ValueError:
+        return default
+    return value if 0 < value <= _LARGEST_TIMER_MS else default
+
+
+def _timeout(flag: int | None, env: Mapping[str, str], configured: int | None) -> int | None:
+    """`--timeout` > `VX_TASK_TIMEOUT` (a bad value is ignored, a huge one clamped) > config."""
+    if flag is not None:
+        return min(flag, _LARGEST_TIMER_MS)
+    raw = env.get("VX_TASK_TIMEOUT", "").strip()
+    if raw.isdigit() and int(raw) > 0:
+        return min(int(raw), _LARGEST_TIMER_MS)
+    return configured
+
+
+def execute(settings: RunSettings, streams: Streams) -> int:
+    """Select, plan and run; render events as they come; die of a stop signal at the end."""
+    from vx.run.signals import die_of_signal
+
+    plan = _plan(settings, streams)
+    code, signal = _run(settings, plan, streams)
+    if signal is not None:
+        die_of_signal(signal, streams=(streams.out, streams.err))
+    return code
+
+
+def _plan(settings: RunSettings, streams: Streams) -> RunPlan:
+    from vx.graph.build import ExcludeDeps, build_graph
+    from vx.graph.select import ScopeKind, resolve_requests
+    from vx.run.plan import make_plan
+
+    ws = settings.workspace
+    words = settings.words or (_pick(settings, streams),)
+    if settings.all:
+        scope, kind = None, ScopeKind.ALL
+    else:
+        scope, kind = _cwd_scope(settings, words), ScopeKind.CWD
+    selection = resolve_requests(ws, words, scope=scope, scope_kind=kind)
+    exclude = None
+    if settings.exclude_all or settings.exclude_names:
+        exclude = ExcludeDeps(all=settings.exclude_all, names=settings.exclude_names or frozenset())
+    graph = build_graph(ws, selection.roots, exclude=exclude)
+    return make_plan(ws, graph, settings.forward)
+
+
+def _cwd_scope(settings: RunSettings, words: tuple[str, ...]) -> frozenset[str] | None:
+    """The cwd project's name; outside any project only `pkg#task` words can run."""
+    from vx.ids import is_task_id
+    from vx.workspace.load import cwd_project
+
+    project = cwd_project(settings.workspace, settings.cwd)
+    if project is not None:
+        return frozenset({project.name})
+    bare = [w for w in words if not is_task_id(w)]
+    if not bare:
+        return frozenset()
+    hint = " ".join(bare)
+    raise UserError(
+        ErrorCode.USAGE,
+        f"vx run: {settings.cwd} is inside no project, so {hint} has no project to run in"
+        f" — pass --all (vx run {hint} --all), or name one as pkg#task",
+    )
+
+
+def _pick(settings: RunSettings, streams: Streams) -> str:
+    """No task named: ask on a terminal, refuse anywhere a person cannot answer."""
+    from vx.cli.picker import pick_task
+
+    return pick_task(
+        settings.workspace,
+        settings.cwd,
+        json_wanted=settings.format is OutputFormat.JSON,
+        stdin=sys.stdin,
+        prompt=streams.err,
+    )
+
+
+def _run(settings: RunSettings, plan: RunPlan, streams: Streams) -> tuple[int, int | None]:
+    from vx import __version__
+    from vx.output.console import Console
+    from vx.output.render import Flow, OutputLogs, Renderer, RenderSettings
+    from vx.run.caching import NoCache
+    from vx.run.context import RunOptions
+    from vx.run.scheduler import ContinueMode
+    from vx.run.session import RunSession
+
+    env = settings.env
+    json_out = settings.format is OutputFormat.JSON
+    out = Console.for_stream(streams.err if json_out else streams.out, env=env)
+    err = Console.for_stream(streams.err, env=env)
+    ci = env.get("CI", "").strip().lower() not in ("", "0", "false")
+    flow = Flow.CI if ci else (Flow.BROAD if settings.all else Flow.FOCUSED)
+    gha = env.get("GITHUB_ACTIONS", "").strip().lower() not in ("", "0", "false")
+    renderer = Renderer(
+        out,
+        err,
+        RenderSettings(
+            flow=flow,
+            version=__version__,
+            output_logs=OutputLogs(settings.output_logs) if settings.output_logs else None,
+            verbosity=settings.verbosity,
+            github_actions=gha,
+            workers=settings.concurrency,
+        ),
+    )
+    options = RunOptions(
+        concurrency=settings.concurrency,
+        continue_mode=ContinueMode(settings.continue_mode),
+        retry=settings.retry,
+        timeout_ms=settings.timeout_ms,
+        kill_grace_ms=settings.kill_grace_ms,
+        ready_notice_ms=settings.ready_notice_ms,
+    )
+    session = RunSession(
+        plan,
+        options,
+        cache=NoCache(),
+        emit=renderer.handle,
+        env=env,
+        root=settings.workspace.root,
+        tick=lambda: renderer.tick(time.monotonic()),
+    )
+    with session:
+        outcome = session.run()
+        session.finish(outcome)
+        code = outcome.exit_code
+        if session.held_servers():
+            held = session.hold()
+            if held is not None:
+                sid, server_code, others = held
+                noun = "task" if others == 1 else "tasks"
+                err.write(
+                    f"vx: {sid} exited with code {server_code}; stopping {others} other"
+                    f" persistent {noun}\n"
+                )
+                code = 1 if server_code else code
+        renderer.close()
+    signal = session.signals.signal
+    return code, signal

@@ -1,0 +1,56 @@
+"""RunOptions and RunContext: one frozen bundle of what a run needs, handed to every part."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from vx.run.scheduler import ContinueMode
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from pathlib import Path
+
+    from vx.events import Event
+    from vx.run.caching import TaskCache
+    from vx.run.plan import RunPlan
+    from vx.run.registry import ProcessRegistry
+    from vx.run.servers import Servers
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """The run's knobs, already resolved from flags, environment and workspace config.
+
+    `timeout_ms` is the run-level default (`--timeout` > `VX_TASK_TIMEOUT` > workspace
+    `timeout`); a task's own `exec.timeout` beats it. `retry` is `--retry`; a task's own
+    `exec.retries` beats it, even an explicit 0.
+    """
+
+    concurrency: int
+    continue_mode: ContinueMode = ContinueMode.DEPS_OK
+    retry: int = 0
+    timeout_ms: int | None = None
+    kill_grace_ms: int = 2000
+    ready_notice_ms: int = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    """What the executor and scheduler share for one run; the world comes in injected.
+
+    `stopping` is set by a stop signal, `halted` by fail-fast (`--continue=never`): either
+    way an in-flight task finishes its attempt and starts no retry.
+    """
+
+    plan: RunPlan
+    options: RunOptions
+    cache: TaskCache
+    registry: ProcessRegistry
+    servers: Servers
+    emit: Callable[[Event], None]
+    env: Mapping[str, str]
+    root: Path
+    stopping: threading.Event = field(default_factory=threading.Event)
+    halted: threading.Event = field(default_factory=threading.Event)

@@ -1,0 +1,312 @@
+"""Run one task: restore it from the cache or execute it, then save it; emit what happened.
+
+The executor never sees the graph: the scheduler hands it a ticket, it answers Done, and it
+keeps its own errors (a failed spawn, a timeout, a save that hit a full disk are task
+outcomes, not exceptions).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from typing import TYPE_CHECKING
+
+from vx.events import (
+    CacheOutcome,
+    Notice,
+    Stream,
+    TaskFinished,
+    TaskOutput,
+    TaskReady,
+    TaskStarted,
+    TaskStatus,
+)
+from vx.run.caching import Produced, RestoreResult
+from vx.run.process import ProcessSpec, SpawnError, run_process, start_process
+from vx.run.scheduler import Done, Result, Ticket
+from vx.run.taskenv import StreamMasker, task_env
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from vx.ids import TaskId
+    from vx.run.context import RunContext
+    from vx.run.plan import PlanNode
+    from vx.run.process import ProcessResult
+    from vx.workspace.model import ExecSpec
+
+_READY_TAIL = 8192  # how much recent output a readyWhen pattern is matched against
+_POLL_S = 0.05
+
+
+class Executor:
+    """Runs tickets for one run; safe to call from several worker threads at once."""
+
+    def __init__(self, ctx: RunContext, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.ctx = ctx
+        self.clock = clock
+
+    def run(self, ticket: Ticket) -> Done:
+        """Restore or execute the ticket's task; the answer says what it means downstream."""
+        node = self.ctx.plan.nodes[ticket.id]
+        cache = self.ctx.cache
+        if cache.cached(ticket.id):
+            done = self._try_hit(node)
+            if done is not None:
+                return done
+        cache.prepare(ticket.id)
+        spec = node.task.exec_spec
+        if spec is None or node.command is None:
+            msg = f"{ticket.id} has no command to run"
+            raise AssertionError(msg)
+        if spec.persistent:
+            return self._serve(node, spec, node.command)
+        return self._execute(node, spec, node.command, ticket)
+
+    def _try_hit(self, node: PlanNode) -> Done | None:
+        cache, tid = self.ctx.cache, node.id
+        started = self.clock()
+        hit = cache.lookup(tid)
+        if hit is None:
+            return None
+        outcome = cache.restore(tid, hit)
+        if outcome is RestoreResult.CORRUPT:
+            self.ctx.emit(Notice(f"[vx] {tid}: cache entry {hit.key} is unreadable; running it"))
+            return None
+        for stream, text in hit.log:
+            self.ctx.emit(TaskOutput(tid, stream, text))
+        restored = outcome is RestoreResult.RESTORED
+        self.ctx.emit(
+            TaskFinished(
+                tid,
+                TaskStatus.SUCCESS,
+                CacheOutcome.LOCAL if restored else CacheOutcome.UP_TO_DATE,
+                duration_ms=(self.clock() - started) * 1000,
+                exit_code=0,
+                key=hit.key,
+                saved_ms=hit.duration_ms,
+                restored=restored,
+                stored_cpu_ms=hit.cpu_ms,
+            )
+        )
+        return Done(Result.OK)
+
+    def _capture(self, tid: TaskId, secrets: tuple[str, ...]) -> _Capture:
+        return _Capture(tid, secrets, self.ctx.emit)
+
+    def _process_spec(
+        self, node: PlanNode, spec: ExecSpec, command: str
+    ) -> tuple[ProcessSpec, tuple[str, ...]]:
+        inputs_env = node.task.cache_spec.inputs.env if node.task.cache_spec else ()
+        env = task_env(
+            base=self.ctx.env,
+            exec_spec=spec,
+            inputs_env=inputs_env,
+            project_dir=node.project.dir,
+            root=self.ctx.root,
+            task_id=str(node.id),
+        )
+        timeout = spec.timeout_ms if spec.timeout_ms is not None else self.ctx.options.timeout_ms
+        pspec = ProcessSpec(
+            command=command,
+            cwd=node.project.dir,
+            env=env.env,
+            timeout_ms=None if spec.persistent else timeout,
+            kill_grace_ms=self.ctx.options.kill_grace_ms,
+            interactive=spec.interactive,
+        )
+        return pspec, env.secrets
+
+    def _execute(self, node: PlanNode, spec: ExecSpec, command: str, ticket: Ticket) -> Done:
+        tid, cache = node.id, self.ctx.cache
+        pspec, secrets = self._process_spec(node, spec, command)
+        retries = spec.retries if spec.retries is not None else self.ctx.options.retry
+        if spec.interactive:
+            retries = 0
+        attempt = 0
+        while True:
+            attempt += 1
+            capture = self._capture(tid, secrets)
+            self.ctx.emit(TaskStarted(tid, command, attempt))
+            result = run_process(pspec, capture.feed, registry=self.ctx.registry)
+            if result.spawn_error:
+                capture.feed(Stream.STDERR, result.spawn_error + "\n")
+            capture.flush()
+            more = attempt <= retries and ticket.attempts_allowed
+            if result.exit_code == 0 or not more or self._halted():
+                break
+        status = self._status(result)
+        reason = "timed out" if result.timed_out else None
+        save_note = None
+        if status is TaskStatus.SUCCESS and cache.cached(tid) and not ticket.tainted:
+            produced = Produced(
+                capture.log, result.duration_ms, result.cpu_ms, result.peak_rss_bytes
+            )
+            save_note = cache.save(tid, produced)
+        if save_note:
+            self.ctx.emit(Notice(f"[vx] {tid}: {save_note}"))
+        self.ctx.emit(
+            TaskFinished(
+                tid,
+                status,
+                CacheOutcome.MISS if cache.cached(tid) else CacheOutcome.NO_CACHE,
+                duration_ms=result.duration_ms,
+                exit_code=result.exit_code,
+                key=cache.key(tid),
+                timed_out=result.timed_out,
+                reason=reason,
+                cpu_ms=result.cpu_ms,
+                peak_rss_bytes=result.peak_rss_bytes,
+                attempts=attempt,
+            )
+        )
+        return Done(_RESULT[status])
+
+    def _halted(self) -> bool:
+        return self.ctx.stopping.is_set() or self.ctx.halted.is_set()
+
+    def _status(self, result: ProcessResult) -> TaskStatus:
+        if result.exit_code == 0:
+            return TaskStatus.SUCCESS
+        if self.ctx.stopping.is_set() and not result.timed_out:
+            return TaskStatus.ABORTED
+        return TaskStatus.FAILED
+
+    def _serve(self, node: PlanNode, spec: ExecSpec, command: str) -> Done:
+        """Start a persistent task and hold the worker until it is ready (or never will be)."""
+        tid = node.id
+        pspec, secrets = self._process_spec(node, spec, command)
+        pattern = re.compile(spec.ready_when) if spec.ready_when else None
+        capture = _ReadyCapture(tid, secrets, self.ctx.emit, pattern)
+        self.ctx.emit(TaskStarted(tid, command))
+        started = self.clock()
+        try:
+            handle = start_process(pspec, capture.feed, registry=self.ctx.registry)
+        except SpawnError as exc:
+            capture.feed(Stream.STDERR, f"{exc}\n")
+            return self._never_ready(tid, "spawn", 127, started)
+        server = self.ctx.servers.watch(tid, handle, requested=node.surfaced)
+        timeout = spec.timeout_ms if spec.timeout_ms is not None else self.ctx.options.timeout_ms
+        deadline = None if timeout is None else started + timeout / 1000
+        notice_at: float | None = started + self.ctx.options.ready_notice_ms / 1000
+        while not capture.ready.wait(_POLL_S):
+            now = self.clock()
+            if server.exited.is_set():
+                code = server.result.exit_code if server.result else 1
+                status = TaskStatus.ABORTED if self.ctx.stopping.is_set() else None
+                return self._never_ready(tid, "exited", code, started, status)
+            if self.ctx.stopping.is_set():
+                server.exited.wait()
+                code = server.result.exit_code if server.result else 130
+                return self._never_ready(tid, "exited", code, started, TaskStatus.ABORTED)
+            if deadline is not None and now >= deadline:
+                handle.terminate()
+                server.exited.wait()
+                code = server.result.exit_code if server.result else 143
+                return self._never_ready(tid, "timeout", code, started)
+            if notice_at is not None and now >= notice_at:
+                notice_at = None
+                self.ctx.emit(
+                    Notice(
+                        f"[vx] {tid} is not ready yet; waiting for output matching"
+                        f" /{spec.ready_when}/"
+                    )
+                )
+        server.ready = True
+        self.ctx.emit(TaskReady(tid))
+        self.ctx.emit(
+            TaskFinished(
+                tid,
+                TaskStatus.RUNNING,
+                CacheOutcome.NO_CACHE,
+                duration_ms=(self.clock() - started) * 1000,
+                key=self.ctx.cache.key(tid),
+            )
+        )
+        return Done(Result.OK)
+
+    def _never_ready(
+        self,
+        tid: TaskId,
+        why: str,
+        code: int,
+        started: float,
+        status: TaskStatus | None = None,
+    ) -> Done:
+        status = status or TaskStatus.FAILED
+        label = {"timeout": "timed out", "exited": "exited", "spawn": "spawn failed"}[why]
+        self.ctx.emit(
+            TaskFinished(
+                tid,
+                status,
+                CacheOutcome.NO_CACHE,
+                duration_ms=(self.clock() - started) * 1000,
+                exit_code=code,
+                key=self.ctx.cache.key(tid),
+                timed_out=why == "timeout",
+                reason=f"never ready: {label}",
+                not_ready=why,
+            )
+        )
+        return Done(_RESULT[status])
+
+
+_RESULT = {
+    TaskStatus.SUCCESS: Result.OK,
+    TaskStatus.RUNNING: Result.OK,
+    TaskStatus.FAILED: Result.FAILED,
+    TaskStatus.ABORTED: Result.ABORTED,
+    TaskStatus.SKIPPED: Result.SKIPPED,
+    TaskStatus.NOT_RUN: Result.SKIPPED,
+}
+
+
+class _Capture:
+    """One attempt's output: masked per stream, emitted as it arrives, kept for the cache."""
+
+    def __init__(
+        self, tid: TaskId, secrets: tuple[str, ...], emit: Callable[[TaskOutput], None]
+    ) -> None:
+        self.tid = tid
+        self.emit = emit
+        self.maskers = {Stream.STDOUT: StreamMasker(secrets), Stream.STDERR: StreamMasker(secrets)}
+        self.log: list[tuple[Stream, str]] = []
+
+    def feed(self, stream: Stream, text: str) -> None:
+        self._out(stream, self.maskers[stream].feed(text))
+
+    def flush(self) -> None:
+        for stream, masker in self.maskers.items():
+            self._out(stream, masker.flush())
+
+    def _out(self, stream: Stream, text: str) -> None:
+        if text:
+            self.log.append((stream, text))
+            self.emit(TaskOutput(self.tid, stream, text))
+
+
+class _ReadyCapture(_Capture):
+    """A persistent task's output, also watched for its `readyWhen` pattern."""
+
+    def __init__(
+        self,
+        tid: TaskId,
+        secrets: tuple[str, ...],
+        emit: Callable[[TaskOutput], None],
+        pattern: re.Pattern[str] | None,
+    ) -> None:
+        super().__init__(tid, secrets, emit)
+        self.pattern = pattern
+        self.tail = ""
+        self.ready = threading.Event()
+        if pattern is None:
+            self.ready.set()
+
+    def feed(self, stream: Stream, text: str) -> None:
+        super().feed(stream, text)
+        if self.pattern is not None and not self.ready.is_set():
+            self.tail = (self.tail + text)[-_READY_TAIL:]
+            if self.pattern.search(self.tail):
+                self.ready.set()
+        self.log.clear()  # a server's output is streamed, never saved

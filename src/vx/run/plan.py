@@ -1,0 +1,79 @@
+"""Selection + graph (+ keys) → RunPlan: everything a run decides before anything executes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from vx.graph.select import forward_targets, surfaced_tasks
+from vx.run.forward import append_args
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from vx.graph.model import TaskGraph
+    from vx.ids import TaskId
+    from vx.workspace.model import Project, TaskDef, Workspace
+
+
+@dataclass(frozen=True, slots=True)
+class PlanNode:
+    """One task as this run will treat it.
+
+    `command` is what runs (forwarded args appended on requested tasks), None for a group;
+    `surfaced` marks what the output shows as requested (a requested group's real tasks).
+    """
+
+    id: TaskId
+    project: Project
+    task: TaskDef
+    command: str | None
+    requested: bool
+    surfaced: bool
+    excluded: bool
+    forward: tuple[str, ...]
+
+    @property
+    def runs(self) -> bool:
+        """The task executes a command in this run."""
+        return self.command is not None and not self.excluded
+
+
+@dataclass(frozen=True, slots=True)
+class RunPlan:
+    """The frozen plan: graph, nodes in a stable topological order, and the projects covered."""
+
+    workspace: Workspace
+    graph: TaskGraph
+    nodes: Mapping[TaskId, PlanNode]
+    order: tuple[TaskId, ...]
+    projects_in_run: int
+
+    def real(self) -> tuple[PlanNode, ...]:
+        """The nodes that are work (no groups), in order: what rows and counters speak of."""
+        return tuple(n for tid in self.order if not (n := self.nodes[tid]).task.is_group)
+
+
+def make_plan(ws: Workspace, graph: TaskGraph, forward: tuple[str, ...] = ()) -> RunPlan:
+    """Freeze what runs: commands with their forwarded args, what is shown as requested."""
+    takes_args = forward_targets(graph, forward)
+    surfaced = surfaced_tasks(graph)
+    nodes: dict[TaskId, PlanNode] = {}
+    for tid, node in graph.nodes.items():
+        spec = node.task.exec_spec
+        args = forward if tid in takes_args else ()
+        command = None if spec is None else append_args(spec.command, args)
+        nodes[tid] = PlanNode(
+            id=tid,
+            project=node.project,
+            task=node.task,
+            command=command,
+            requested=tid in graph.requested,
+            surfaced=tid in surfaced,
+            excluded=tid in graph.excluded,
+            forward=args,
+        )
+    order = graph.topo_order()
+    projects = {n.project.name for n in nodes.values()}
+    return RunPlan(ws, graph, MappingProxyType(nodes), order, len(projects))

@@ -1,0 +1,238 @@
+"""One run from plan to verdict: announce, schedule, execute, keep requested servers, tear down."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Self
+
+from vx.events import (
+    CacheOutcome,
+    PlannedTask,
+    RunFinished,
+    RunStarted,
+    TaskFinished,
+    TaskStatus,
+)
+from vx.run.context import RunContext
+from vx.run.executor import Executor
+from vx.run.registry import ProcessRegistry
+from vx.run.scheduler import ContinueMode, Lanes, NodeKind, Schedule, run_schedule
+from vx.run.servers import Servers
+from vx.run.signals import RunSignals
+from vx.util.uuid7 import uuid7
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from pathlib import Path
+
+    from vx.events import Event
+    from vx.ids import TaskId
+    from vx.run.caching import TaskCache
+    from vx.run.context import RunOptions
+    from vx.run.plan import RunPlan
+
+_BAD = frozenset({TaskStatus.FAILED, TaskStatus.SKIPPED, TaskStatus.ABORTED, TaskStatus.NOT_RUN})
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """What the run did: its verdict, each task's final word, and its wall-clock span."""
+
+    run_id: str
+    exit_code: int
+    signal: int | None
+    finished: tuple[TaskFinished, ...]
+    started_at: float
+    ended_at: float
+    wall_ms: float
+
+
+class RunSession:
+    """A run as a context manager: signals are vx's while it is open; `run()` then `hold()`."""
+
+    def __init__(
+        self,
+        plan: RunPlan,
+        options: RunOptions,
+        *,
+        cache: TaskCache,
+        emit: Callable[[Event], None],
+        env: Mapping[str, str],
+        root: Path,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+        tick: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.plan = plan
+        self.options = options
+        self.run_id = str(uuid7())
+        self._clock = clock
+        self._wall = wall
+        self._tick = tick
+        self._lock = threading.Lock()
+        self._finished: dict[TaskId, TaskFinished] = {}
+        self._emit_out = emit
+        self.registry = ProcessRegistry()
+        self.signals = RunSignals(self.registry, kill_grace_ms=options.kill_grace_ms)
+        self.servers = Servers()
+        self.ctx = RunContext(
+            plan=plan,
+            options=options,
+            cache=cache,
+            registry=self.registry,
+            servers=self.servers,
+            emit=self._emit,
+            env=env,
+            root=root,
+            stopping=self.signals.stopping,
+        )
+        self._started_at = wall()
+        self._t0 = clock()
+
+    def __enter__(self) -> Self:
+        self.signals.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.servers.stop_all(self.options.kill_grace_ms)
+        self.signals.__exit__(None, None, None)
+
+    def _emit(self, event: Event) -> None:
+        with self._lock:
+            if isinstance(event, TaskFinished):
+                self._finished[event.id] = event
+            self._emit_out(event)
+
+    def run(self) -> RunOutcome:
+        """Announce the plan, walk it, and emit the verdict; ready servers stay up."""
+        plan = self.plan
+        self._emit(
+            RunStarted(
+                run_id=self.run_id,
+                tasks=tuple(
+                    PlannedTask(
+                        id=n.id,
+                        command=n.command,
+                        requested=n.surfaced,
+                        group=n.task.is_group,
+                        persistent=bool(n.task.exec_spec and n.task.exec_spec.persistent),
+                        cached=self.ctx.cache.cached(n.id),
+                    )
+                    for n in (plan.nodes[t] for t in plan.order)
+                    if not n.excluded
+                ),
+                projects_in_run=plan.projects_in_run,
+                projects_total=len(plan.workspace.projects),
+                concurrency=self.options.concurrency,
+            )
+        )
+        executor = Executor(self.ctx)
+        run_schedule(
+            self._schedule(),
+            lanes=Lanes(self.options.concurrency, 2 * self.options.concurrency),
+            mode=self.options.continue_mode,
+            run_task=executor.run,
+            on_skip=self._skipped,
+            on_not_run=self._not_run,
+            stopping=self.signals.stopping,
+            halted=self.ctx.halted,
+            tick=self._tick,
+        )
+        if self._failed() and self.servers.alive() and not self._keeps_going():
+            self.servers.stop_all(self.options.kill_grace_ms)
+        return self._outcome()
+
+    def _keeps_going(self) -> bool:
+        return self.options.continue_mode is ContinueMode.ALWAYS
+
+    def _schedule(self) -> Schedule:
+        kinds: dict[TaskId, NodeKind] = {}
+        for tid, node in self.plan.nodes.items():
+            spec = node.task.exec_spec
+            if node.excluded:
+                kinds[tid] = NodeKind.EXCLUDED
+            elif spec is None:
+                kinds[tid] = NodeKind.GROUP
+            elif spec.interactive:
+                kinds[tid] = NodeKind.INTERACTIVE
+            else:
+                kinds[tid] = NodeKind.TASK
+        return Schedule(self.plan.order, self.plan.graph.deps, kinds)
+
+    def _skipped(self, tid: TaskId, blocked_by: TaskId | None) -> None:
+        self._emit(
+            TaskFinished(
+                tid,
+                TaskStatus.SKIPPED,
+                self._cache_axis(tid),
+                exit_code=1,
+                key=self.ctx.cache.key(tid),
+                blocked_by=blocked_by,
+            )
+        )
+
+    def _not_run(self, tid: TaskId) -> None:
+        self._emit(
+            TaskFinished(
+                tid, TaskStatus.NOT_RUN, self._cache_axis(tid), key=self.ctx.cache.key(tid)
+            )
+        )
+
+    def _cache_axis(self, tid: TaskId) -> CacheOutcome:
+        return CacheOutcome.MISS if self.ctx.cache.cached(tid) else CacheOutcome.NO_CACHE
+
+    def _failed(self) -> bool:
+        with self._lock:
+            return any(f.status in _BAD for f in self._finished.values())
+
+    def _verdict(self) -> int:
+        code = self.signals.exit_code()
+        if code is not None:
+            return code
+        return 1 if self._failed() else 0
+
+    def _outcome(self) -> RunOutcome:
+        ended = self._clock()
+        with self._lock:
+            finished = tuple(self._finished.values())
+        return RunOutcome(
+            run_id=self.run_id,
+            exit_code=self._verdict(),
+            signal=self.signals.signal,
+            finished=finished,
+            started_at=self._started_at,
+            ended_at=self._wall(),
+            wall_ms=(ended - self._t0) * 1000,
+        )
+
+    def finish(self, outcome: RunOutcome) -> None:
+        """Emit the verdict event the footer renders."""
+        self._emit(
+            RunFinished(outcome.exit_code, outcome.wall_ms, interrupted=outcome.signal is not None)
+        )
+
+    def held_servers(self) -> list[TaskId]:
+        """The requested servers that keep vx in the foreground after the summary."""
+        if self.signals.signal is not None or (self._failed() and not self._keeps_going()):
+            return []
+        return [s.id for s in self.servers.ready() if s.requested and not s.exited.is_set()]
+
+    def hold(self) -> tuple[TaskId, int, int] | None:
+        """Wait until the first requested server exits (or a stop signal); stop the rest.
+
+        Returns (server, its exit code, how many others were stopped), or None after a signal.
+        """
+        held = {s.id: s for s in self.servers.ready() if s.requested}
+        while True:
+            for server in held.values():
+                if server.exited.is_set():
+                    others = self.servers.stop_all(self.options.kill_grace_ms)
+                    code = server.result.exit_code if server.result else 1
+                    return server.id, code, len(others)
+            if self.signals.stopping.is_set():
+                self.servers.stop_all(self.options.kill_grace_ms)
+                return None
+            self.servers.changed.wait(0.1)
+            self.servers.changed.clear()
