@@ -8,6 +8,7 @@ the executor keeps its own errors.
 
 from __future__ import annotations
 
+import heapq
 import queue
 import threading
 from dataclasses import dataclass
@@ -139,10 +140,15 @@ class _Walker:
             for dep in schedule.deps.get(tid, ()):
                 self.dependents[dep].append(tid)
         self.ready: list[TaskId] = [t for t in schedule.order if self.waiting[t] == 0]
-        self.requeued: list[TaskId] = []
         self.requeued_ids: set[TaskId] = set()
+        self.heaps: dict[str, list[tuple[int, TaskId]]] = {"execute": [], "restore": []}
         self.st = _State({}, {}, set())
         self.busy = {"execute": 0, "restore": 0}
+        self.workers = {"execute": 0, "restore": 0}
+        self.jobs: dict[str, queue.SimpleQueue[Ticket | None]] = {
+            "execute": queue.SimpleQueue(),
+            "restore": queue.SimpleQueue(),
+        }
         self.alone = False  # an interactive task holds the terminal
         self.fail_fast = False
         self.halted = threading.Event()
@@ -151,10 +157,18 @@ class _Walker:
         )
 
     def walk(self, tick: Callable[[], None], tick_seconds: float) -> dict[TaskId, Result]:
+        try:
+            return self._walk(tick, tick_seconds)
+        finally:
+            for lane, count in self.workers.items():
+                for _ in range(count):
+                    self.jobs[lane].put(None)
+
+    def _walk(self, tick: Callable[[], None], tick_seconds: float) -> dict[TaskId, Result]:
         while True:
             self._dispatch()
             if not any(self.busy.values()):
-                if self.ready or self.requeued:
+                if self.ready:
                     continue
                 break
             try:
@@ -168,8 +182,8 @@ class _Walker:
             if self.s.kind.get(tid) is NodeKind.INTERACTIVE:
                 self.alone = False
             if done.result is Result.REQUEUE:
-                self.requeued.append(tid)
                 self.requeued_ids.add(tid)
+                self.ready.append(tid)
                 continue
             self._finish(tid, done.result)
         for tid in self.s.order:
@@ -183,24 +197,41 @@ class _Walker:
         return self.stopping.is_set() or self.fail_fast
 
     def _dispatch(self) -> None:
-        if self._halted():
-            self._drain_unstarted()
-            return
-        progress = True
-        while progress and not self._halted():
-            progress = False
-            self.ready.sort(key=self.position.__getitem__)
-            candidates = self.requeued + self.ready
-            self.requeued, self.ready = [], []
-            for tid in candidates:
-                if self._try_start(tid):
-                    progress = True
-                elif tid in self.requeued_ids:
-                    self.requeued.append(tid)
+        """Settle what needs no worker, then start lane work in topological order.
+
+        A node's blocker is final once all its dependencies are done, so each newly ready node
+        is looked at once: groups, exclusions and skips finish on the spot, the rest wait in a
+        per-lane heap, and a full lane costs nothing to ask again.
+        """
+        while not self._halted():
+            while self.ready:
+                tid = self.ready.pop()
+                if self._passes(tid):
+                    self._try_start(tid)
                 else:
-                    self.ready.append(tid)
+                    lane = self._lane_of(tid)
+                    heapq.heappush(self.heaps[lane], (self.position[tid], tid))
+            started = False
+            for heap in self.heaps.values():
+                while heap and not self._halted() and self._try_start(heap[0][1]):
+                    heapq.heappop(heap)
+                    started = True
+            if not started and not self.ready:
+                break
         if self._halted():
             self._drain_unstarted()
+
+    def _lane_of(self, tid: TaskId) -> str:
+        if self.s.kind.get(tid) is NodeKind.RESTORE and tid not in self.requeued_ids:
+            return "restore"
+        return "execute"
+
+    def _passes(self, tid: TaskId) -> bool:
+        """A node that finishes without a worker: a group, an exclusion, a skip."""
+        kind = self.s.kind.get(tid, NodeKind.TASK)
+        if kind in (NodeKind.GROUP, NodeKind.EXCLUDED):
+            return True
+        return self.mode is not ContinueMode.ALWAYS and self._blocker(tid) is not None
 
     def _try_start(self, tid: TaskId) -> bool:
         kind = self.s.kind.get(tid, NodeKind.TASK)
@@ -218,8 +249,7 @@ class _Walker:
             return True
         if self.alone:
             return False
-        requeued = tid in self.requeued_ids
-        lane = "restore" if kind is NodeKind.RESTORE and not requeued else "execute"
+        lane = self._lane_of(tid)
         if kind is NodeKind.INTERACTIVE:
             if any(self.busy.values()):
                 return False
@@ -231,17 +261,22 @@ class _Walker:
             self.st.tainted.add(tid)
         self.busy[lane] += 1
         ticket = Ticket(tid, tainted, attempts_allowed=not self._halted())
-        threading.Thread(
-            target=self._work, args=(ticket, lane), name=f"vx-{lane}", daemon=True
-        ).start()
+        self.jobs[lane].put(ticket)
+        if self.workers[lane] < self.busy[lane]:
+            self.workers[lane] += 1
+            threading.Thread(
+                target=self._work, args=(lane,), name=f"vx-{lane}", daemon=True
+            ).start()
         return True
 
-    def _work(self, ticket: Ticket, lane: str) -> None:
-        try:
-            done: Done | BaseException = self.run_task(ticket)
-        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which re-raises
-            done = exc
-        self.done_q.put((ticket.id, lane, done))
+    def _work(self, lane: str) -> None:
+        """A lane's worker: takes tickets until the walk ends (a None ticket)."""
+        while (ticket := self.jobs[lane].get()) is not None:
+            try:
+                done: Done | BaseException = self.run_task(ticket)
+            except BaseException as exc:  # noqa: BLE001 - handed to the main thread to re-raise
+                done = exc
+            self.done_q.put((ticket.id, lane, done))
 
     def _blocker(self, tid: TaskId) -> tuple[TaskId, TaskId | None] | None:
         """The first dependency that did not succeed, and the failure at the root of its chain."""
@@ -267,14 +302,20 @@ class _Walker:
         """Halted: a signal leaves the rest `not run` (reported at the end of the walk); fail-fast
         completes every node that can no longer start as skipped, naming a failed upstream when
         there is one."""
+        waiting = self.ready + [tid for heap in self.heaps.values() for _, tid in heap]
+        self.ready = []
+        for heap in self.heaps.values():
+            heap.clear()
         if self.stopping.is_set():
-            self.ready, self.requeued = [], []
             return
-        while self.ready or self.requeued:
-            tid = (self.requeued or self.ready).pop(0)
+        while waiting:
+            tid = min(waiting, key=self.position.__getitem__)
+            waiting.remove(tid)
             blocked = self._blocker(tid)
             root = blocked[1] if blocked else None
             self.st.blocked_root[tid] = root
             if self.s.kind.get(tid) not in (NodeKind.GROUP, NodeKind.EXCLUDED):
                 self.on_skip(tid, root)
             self._finish(tid, Result.SKIPPED)
+            waiting.extend(self.ready)
+            self.ready = []
