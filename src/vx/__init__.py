@@ -1,7 +1,8 @@
-"""vx's public API: what a `.py` config imports, loaded lazily so a config never pulls in the engine."""
+"""vx's public API: what a `.py` config imports, lazy so that a config never loads the engine."""
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -18,9 +19,24 @@ def define_project(config: Mapping[str, Any] | None = None, **fields: Any) -> di
     Accepts either one mapping (`define_project({"tasks": ...})`) or keywords
     (`define_project(tasks=...)`), so a config reads the same as its JSON twin.
     """
-    return {**(config or {}), **fields}
+    result = {**(config or {}), **fields}
+    _record("project", result)
+    return result
 
 
 def define_workspace(config: Mapping[str, Any] | None = None, **fields: Any) -> dict[str, Any]:
-    """Return a workspace config as a plain dict; the `vx.workspace.py` counterpart of define_project."""
-    return {**(config or {}), **fields}
+    """Return a workspace config as a plain dict: define_project's `vx.workspace.py` twin."""
+    result = {**(config or {}), **fields}
+    _record("workspace", result)
+    return result
+
+
+def _record(kind: str, value: dict[str, Any]) -> None:
+    """Tell the config loader what a `.py` config defined, so `config = ...` is optional there.
+
+    A loader that is not imported yet cannot be running a config, so it is not imported here:
+    define_* called from an ordinary script stays free.
+    """
+    loader = sys.modules.get("vx.workspace.config_load")
+    if loader is not None:
+        loader.record_definition(kind, value)

@@ -7,7 +7,6 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
@@ -193,4 +192,3 @@ class Workspace:
     def names(self) -> tuple[str, ...]:
         """Every project name, sorted."""
         return tuple(p.name for p in self.projects)
-

@@ -1,0 +1,158 @@
+"""Typed readers for config values: each checks one value and refuses it at its field path."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from vx.errors import ConfigError
+from vx.util.fuzzy import MAX_EDITS, distance, listing
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+_PLAIN_KEY = re.compile(r"[^.\[\]\"\s]+")
+_NON_BLANK = re.compile(r"\S")
+
+
+def quote(text: str) -> str:
+    """A value as it would be written in the JSON file, for messages."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """Where a value sits: the file's display path and the field path inside it."""
+
+    path: str
+    pointer: str = ""
+
+    def key(self, name: str) -> Site:
+        """The site of field `name` in this object; odd keys are quoted so paths stay readable."""
+        part = name if _PLAIN_KEY.fullmatch(name) else quote(name)
+        return Site(self.path, f"{self.pointer}.{part}" if self.pointer else part)
+
+    def index(self, i: int) -> Site:
+        """The site of item `i` in this list."""
+        return Site(self.path, f"{self.pointer}[{i}]")
+
+    def fail(self, message: str) -> NoReturn:
+        """Refuse the value here: `path: pointer: message`."""
+        raise ConfigError(self.path, message, self.pointer)
+
+
+class FrozenJson(dict[str, Any]):
+    """A read-only dict: immutable like every model value, yet `json.dumps` takes it as it is.
+
+    Its lists are tuples, so compare it with a JSON value through `json.dumps`, not `==`.
+    """
+
+    __slots__ = ()
+
+    def _refuse(self, *_args: Any, **_kwargs: Any) -> NoReturn:
+        raise TypeError("a resolved config is read-only")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self) -> tuple[type[FrozenJson], tuple[dict[str, Any]]]:
+        return (FrozenJson, (dict(self),))
+
+
+def freeze_json(value: Any) -> Any:
+    """Objects become `FrozenJson`, lists become tuples, all the way down."""
+    if isinstance(value, Mapping):
+        return FrozenJson({k: freeze_json(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze_json(v) for v in value)
+    return value
+
+
+def unknown_field(name: str, known: Iterable[str], also: Iterable[str] = ()) -> str:
+    """`unknown field "x"` with the nearest known fields, or the list of them when none is near.
+
+    Every field at the nearest distance is offered: "taks" is one edit from both "tags" and
+    "tasks", and picking one would guess.
+    """
+    fields = tuple(known)
+    scored = sorted((distance(name, c), c) for c in {*fields, *also} if c != name)
+    near = [c for d, c in scored if d == scored[0][0] and d <= MAX_EDITS] if scored else []
+    if near:
+        return f"unknown field {quote(name)} (did you mean {' or '.join(map(quote, near))}?)"
+    return f"unknown field {quote(name)} (known fields: {listing(fields)})"
+
+
+def fields(
+    value: object, site: Site, known: tuple[str, ...], *, ignored: tuple[str, ...] = ()
+) -> Mapping[str, object]:
+    """An object whose keys are all among `known` (or `ignored`, which are allowed but unused)."""
+    if not isinstance(value, Mapping):
+        site.fail("expected an object")
+    for key in value:
+        if not isinstance(key, str):
+            site.fail(f"field names must be strings, got {key!r}")
+        if key not in known and key not in ignored:
+            site.fail(unknown_field(key, known, ignored))
+    return value
+
+
+def string(value: object, site: Site) -> str:
+    """Any string, blank included (a description may be empty)."""
+    if not isinstance(value, str):
+        site.fail("expected a string")
+    return value
+
+
+def non_blank(value: object, site: Site, what: str = "string") -> str:
+    """A string with something other than whitespace in it."""
+    if not isinstance(value, str) or not _NON_BLANK.search(value):
+        site.fail(f"expected a non-empty {what}")
+    return value
+
+
+def boolean(value: object, site: Site) -> bool:
+    """`true` or `false`; "yes", 1 and friends are refused rather than guessed at."""
+    if not isinstance(value, bool):
+        site.fail("expected true or false")
+    return value
+
+
+def _integer(value: object) -> int | None:
+    # JSON Schema counts 5.0 as an integer; so do we, or the two would disagree.
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def positive_int(value: object, site: Site) -> int:
+    """An integer of at least 1."""
+    number = _integer(value)
+    if number is None or number < 1:
+        site.fail("expected a positive integer")
+    return number
+
+
+def non_negative_int(value: object, site: Site) -> int:
+    """An integer of at least 0."""
+    number = _integer(value)
+    if number is None or number < 0:
+        site.fail("expected a non-negative integer")
+    return number
+
+
+def string_list(
+    value: object, site: Site, item: Callable[[object, Site], str] = string
+) -> tuple[str, ...]:
+    """A list (a tuple too, from a `.py` config) whose items `item` accepts."""
+    if isinstance(value, str):
+        site.fail(f"expected a list of strings, not a string: write [{quote(value)}]")
+    if not isinstance(value, (list, tuple)):
+        site.fail("expected a list of strings")
+    return tuple(item(v, site.index(i)) for i, v in enumerate(value))

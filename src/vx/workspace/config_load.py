@@ -1,0 +1,237 @@
+"""Finding and reading `vx.config.*` and `vx.workspace.*`: JSON with comments, TOML, programs."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import re
+import sys
+import threading
+import tomllib
+from contextvars import ContextVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from vx.errors import ConfigError
+from vx.workspace.config_schema import parse_project_config, parse_workspace_config
+from vx.workspace.model import WorkspaceConfig
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from vx.workspace.model import ProjectConfig
+
+Kind = Literal["project", "workspace"]
+
+PROJECT_STEM = "vx.config"
+WORKSPACE_STEM = "vx.workspace"
+SUFFIXES = (".json", ".toml", ".py")
+
+_JSONC = re.compile(
+    r"""
+      (?P<string> "(?:[^"\\\n]|\\.)*" )
+    | (?P<line> //[^\n]* )
+    | (?P<block> /\*.*?\*/ )
+    | (?P<open> /\* )
+    | (?P<comma> ,(?=(?:\s|//[^\n]*|/\*.*?\*/)*[}\]]) )
+    """,
+    re.DOTALL | re.VERBOSE,
+)
+_TOML_AT = re.compile(
+    r"(?P<msg>.*) \(at (?:line (?P<line>\d+), column (?P<col>\d+)|end of document)\)", re.DOTALL
+)
+
+# A `.py` config runs with its directory on sys.path; two configs at once would see each other's.
+_EXEC_LOCK = threading.RLock()
+_DEFINED: ContextVar[list[tuple[str, dict[str, Any]]] | None] = ContextVar(
+    "vx_config_definitions", default=None
+)
+
+
+def find_config(directory: Path, stem: str, *, root: Path | None = None) -> Path | None:
+    """The one `<stem>.json|.toml|.py` in `directory`; two spellings side by side are refused."""
+    found = [directory / f"{stem}{suffix}" for suffix in SUFFIXES]
+    found = [path for path in found if path.is_file()]
+    if len(found) > 1:
+        first, *others = (display_path(path, root) for path in found)
+        verb = "is" if len(others) == 1 else "are"
+        raise ConfigError(
+            first, f"{' and '.join(others)} {verb} here too: keep one config file per directory"
+        )
+    return found[0] if found else None
+
+
+def load_project_config(directory: Path, *, root: Path) -> ProjectConfig | None:
+    """The project's validated `vx.config.*`, or None when the directory has none."""
+    path = find_config(directory, PROJECT_STEM, root=root)
+    if path is None:
+        return None
+    shown = display_path(path, root)
+    return parse_project_config(read_config(path, shown, "project"), shown)
+
+
+def load_workspace_config(root: Path) -> WorkspaceConfig:
+    """The root's validated `vx.workspace.*`; every default when there is none."""
+    path = find_config(root, WORKSPACE_STEM, root=root)
+    if path is None:
+        return WorkspaceConfig()
+    shown = display_path(path, root)
+    return parse_workspace_config(read_config(path, shown, "workspace"), shown)
+
+
+def display_path(path: Path, root: Path | None) -> str:
+    """`path` relative to the root, POSIX-style, when it lies under it; else as given.
+
+    Paths are made absolute without resolving symlinks: a member reached through a link is
+    shown by the link's path, as the workspace lists it.
+    """
+    if root is not None:
+        try:
+            absolute = Path(os.path.abspath(path))  # noqa: PTH100 -- resolve() would follow links
+            return absolute.relative_to(os.path.abspath(root)).as_posix()  # noqa: PTH100
+        except ValueError:
+            pass
+    return str(path)
+
+
+def read_config(path: Path, shown: str, kind: Kind) -> object:
+    """The file's raw value, before validation; `shown` is the path messages print."""
+    if path.suffix == ".py":
+        return _run_program(path, shown, kind)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise ConfigError(shown, "is not UTF-8 text") from None
+    except OSError as exc:
+        raise ConfigError(shown, f"cannot be read: {exc.strerror or exc}") from None
+    if path.suffix == ".toml":
+        return parse_toml(text, shown)
+    return parse_jsonc(text, shown)
+
+
+def parse_jsonc(text: str, shown: str) -> object:
+    """JSON with `//` and `/* */` comments and trailing commas, as tsconfig.json allows.
+
+    Comments and dropped commas become spaces, so a syntax error's line and column still
+    point into the file as written.
+    """
+
+    def blank(match: re.Match[str]) -> str:
+        kind = match.lastgroup
+        if kind == "string":
+            return match.group()
+        if kind == "open":
+            line, col = _position(text, match.start())
+            raise ConfigError(shown, f"invalid JSON at line {line}, column {col}: unclosed /*")
+        return re.sub(r"[^\n]", " ", match.group())
+
+    try:
+        return json.loads(_JSONC.sub(blank, text))
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}, column {exc.colno}"
+        raise ConfigError(shown, f"invalid JSON at {where}: {exc.msg}") from None
+
+
+def parse_toml(text: str, shown: str) -> object:
+    """TOML through tomllib, its error rephrased to name the line and column first."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = _TOML_AT.fullmatch(str(exc))
+        if found is None:
+            raise ConfigError(shown, f"invalid TOML: {exc}") from None
+        where = (
+            f"line {found['line']}, column {found['col']}"
+            if found["line"]
+            else "the end of the file"
+        )
+        raise ConfigError(shown, f"invalid TOML at {where}: {found['msg']}") from None
+
+
+def record_definition(kind: str, value: dict[str, Any]) -> None:
+    """Note a `vx.define_project`/`define_workspace` result for the `.py` config being run."""
+    seen = _DEFINED.get()
+    if seen is not None:
+        seen.append((kind, value))
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _run_program(path: Path, shown: str, kind: Kind) -> object:
+    """Run a `.py` config in its own namespace; its `config`, else its last define_* result."""
+    filename = str(path.absolute())
+    try:
+        code = compile(path.read_bytes(), filename, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}: " if exc.lineno else ""
+        raise ConfigError(shown, f"{where}SyntaxError: {exc.msg}") from None
+    except ValueError as exc:
+        raise ConfigError(shown, f"ValueError: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(shown, f"cannot be read: {exc.strerror or exc}") from None
+    namespace: dict[str, Any] = {
+        "__name__": "__vx_config__",
+        "__file__": filename,
+        "__builtins__": builtins,
+    }
+    seen: list[tuple[str, dict[str, Any]]] = []
+    directory = path.parent.absolute()
+    with _EXEC_LOCK:
+        known_paths = [Path(p or ".").absolute() for p in sys.path]
+        known_modules = set(sys.modules)
+        token = _DEFINED.set(seen)
+        sys.path.insert(0, str(directory))
+        try:
+            exec(code, namespace)  # noqa: S102 -- a .py config is a program the user wrote to be run
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 -- whatever it raises is the user's
+            raise ConfigError(shown, _describe(exc, filename)) from None
+        finally:
+            _DEFINED.reset(token)
+            if str(directory) in sys.path:
+                sys.path.remove(str(directory))
+            _forget_modules(set(sys.modules) - known_modules, directory, known_paths)
+    if "config" in namespace:
+        return namespace["config"]
+    for recorded_kind, value in reversed(seen):
+        if recorded_kind == kind:
+            return value
+    raise ConfigError(
+        shown, f'defines no config: assign a dict to "config" or call vx.define_{kind}(...)'
+    )
+
+
+def _describe(exc: BaseException, filename: str) -> str:
+    """`line N: Type: message` on one line, N being the config's own line that led to it."""
+    line = _config_line(exc.__traceback__, filename)
+    text = " ".join(part.strip() for part in str(exc).splitlines() if part.strip())
+    what = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return f"line {line}: {what}" if line else what
+
+
+def _config_line(tb: TracebackType | None, filename: str) -> int | None:
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _forget_modules(names: set[str], directory: Path, known_paths: list[Path]) -> None:
+    """Drop the modules a config imported from its own directory.
+
+    Another project's config may have a helper of the same name, and must get its own; a
+    module found through a sys.path entry inside the directory (a venv, a src/) stays cached.
+    """
+    for name in names:
+        origin = getattr(sys.modules.get(name), "__file__", None)
+        if not origin:
+            continue
+        where = Path(origin).absolute()
+        inner = (p for p in known_paths if p != directory and p.is_relative_to(directory))
+        if where.is_relative_to(directory) and not any(where.is_relative_to(p) for p in inner):
+            del sys.modules[name]

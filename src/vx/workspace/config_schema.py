@@ -1,0 +1,391 @@
+"""Raw config values → frozen models; every refusal names the file and the field path."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from vx.workspace.config_fields import (
+    Site,
+    boolean,
+    fields,
+    freeze_json,
+    non_blank,
+    non_negative_int,
+    positive_int,
+    quote,
+    string,
+    string_list,
+)
+from vx.workspace.model import (
+    CacheInputs,
+    CacheOutputs,
+    CacheRetention,
+    CacheSpec,
+    EnvSpec,
+    ExecSpec,
+    ProjectConfig,
+    TaskDef,
+    WorkspaceConfig,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+PROJECT_FIELDS = ("tags", "tasks")
+TASK_FIELDS = ("description", "dependsOn", "exec", "cache")
+EXEC_FIELDS = ("command", "env", "timeout", "retries", "persistent", "readyWhen", "interactive")
+ENV_FIELDS = ("passThrough", "define", "secret")
+CACHE_FIELDS = ("inputs", "outputs")
+INPUT_FIELDS = ("files", "workspaceFiles", "env", "tasks", "runtime", "workspaceRuntime")
+OUTPUT_FIELDS = ("files", "workspaceFiles")
+WORKSPACE_FIELDS = (
+    "cacheDir",
+    "concurrency",
+    "timeout",
+    "cacheRetention",
+    "affectedBase",
+    "plugins",
+)
+RETENTION_FIELDS = ("olderThan", "maxSize")
+SCHEMA_KEY = "$schema"
+
+_NAME = r"[^#^\s][^#\s]*"
+_TASK_REF = re.compile(rf"\^?{_NAME}|{_NAME}#{_NAME}")
+_SPACE = re.compile(r"\s")
+_ENV_BAD = re.compile(r"[=\s]")
+_GLOB = re.compile(r"!?[^!/]")
+_PERCENT = re.compile(r"[1-9][0-9]*%")
+_DURATION = re.compile(r"[1-9][0-9]*[sSmMhHdD]")
+_SIZE = re.compile(r"[1-9][0-9]*(?:[kKmMgGtT][bB]?|[bB])")
+_DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+_PLUGIN = re.compile(rf"{_DOTTED}:{_DOTTED}")
+
+
+def parse_project_config(raw: object, path: str) -> ProjectConfig:
+    """Validate a project's `vx.config.*` value and build its model (tasks in file order)."""
+    top = Site(path)
+    doc = fields(raw, top, PROJECT_FIELDS, ignored=(SCHEMA_KEY,))
+    _schema_key(doc, top)
+    tags = string_list(doc["tags"], top.key("tags"), _tag) if "tags" in doc else ()
+    tasks: dict[str, TaskDef] = {}
+    if "tasks" in doc:
+        site = top.key("tasks")
+        for name, value in _task_table(doc["tasks"], site).items():
+            tasks[name] = _task(name, value, site.key(name))
+    return ProjectConfig(path=path, tags=tags, tasks=MappingProxyType(tasks))
+
+
+def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
+    """Validate the root's `vx.workspace.*` value and build its model."""
+    top = Site(path)
+    doc = fields(raw, top, WORKSPACE_FIELDS, ignored=(SCHEMA_KEY,))
+    _schema_key(doc, top)
+    cache_dir = affected_base = concurrency = timeout = retention = None
+    plugins: tuple[str, ...] = ()
+    if "cacheDir" in doc:
+        cache_dir = non_blank(doc["cacheDir"], top.key("cacheDir"), "path")
+    if "concurrency" in doc:
+        concurrency = _concurrency(doc["concurrency"], top.key("concurrency"))
+    if "timeout" in doc:
+        timeout = positive_int(doc["timeout"], top.key("timeout"))
+    if "cacheRetention" in doc:
+        retention = _retention(doc["cacheRetention"], top.key("cacheRetention"))
+    if "affectedBase" in doc:
+        affected_base = non_blank(doc["affectedBase"], top.key("affectedBase"), "git revision")
+    if "plugins" in doc:
+        plugins = string_list(doc["plugins"], top.key("plugins"), _plugin)
+    return WorkspaceConfig(
+        path=path,
+        cache_dir=cache_dir,
+        concurrency=concurrency,
+        timeout_ms=timeout,
+        cache_retention=retention,
+        affected_base=affected_base,
+        plugins=plugins,
+    )
+
+
+def _schema_key(doc: Mapping[str, object], site: Site) -> None:
+    if SCHEMA_KEY in doc:
+        string(doc[SCHEMA_KEY], site.key(SCHEMA_KEY))
+
+
+def _task_table(value: object, site: Site) -> Mapping[str, object]:
+    if not isinstance(value, Mapping):
+        site.fail("expected an object")
+    for name in value:
+        if not isinstance(name, str):
+            site.fail(f"task names must be strings, got {name!r}")
+        _task_name(name, site)
+    return value
+
+
+def _task_name(name: str, site: Site) -> None:
+    if not name:
+        site.fail("a task name may not be empty")
+    if "#" in name:
+        site.fail(f'task name {quote(name)} may not contain "#" (it joins a project to a task)')
+    if name.startswith("^"):
+        site.fail(f'task name {quote(name)} may not start with "^" (it marks a dependency\'s task)')
+    if _SPACE.search(name):
+        site.fail(f"task name {quote(name)} may not contain whitespace")
+
+
+def _task(name: str, value: object, site: Site) -> TaskDef:
+    doc = fields(value, site, TASK_FIELDS)
+    description = (
+        string(doc["description"], site.key("description")) if "description" in doc else None
+    )
+    depends_on: tuple[str, ...] = ()
+    if "dependsOn" in doc:
+        depends_on = string_list(doc["dependsOn"], site.key("dependsOn"), _task_ref)
+    exec_spec = _exec(doc["exec"], site.key("exec")) if "exec" in doc else None
+    cache_spec = _cache(doc["cache"], site.key("cache")) if "cache" in doc else None
+    if exec_spec is None:
+        if not depends_on:
+            site.fail('a task with no "exec" is a group and needs a non-empty "dependsOn"')
+        if cache_spec is not None:
+            site.key("cache").fail(
+                'a group (a task with no "exec") runs nothing to cache: add "exec" or drop "cache"'
+            )
+    resolved = {
+        "description": description,
+        "dependsOn": list(depends_on),
+        "exec": _resolved_exec(exec_spec) if exec_spec else None,
+        "cache": _resolved_cache(cache_spec) if cache_spec else None,
+    }
+    return TaskDef(
+        name=name,
+        depends_on=depends_on,
+        description=description,
+        exec_spec=exec_spec,
+        cache_spec=cache_spec,
+        resolved=freeze_json(resolved),
+    )
+
+
+def _exec(value: object, site: Site) -> ExecSpec:
+    if isinstance(value, str):
+        return ExecSpec(command=non_blank(value, site, "command"))
+    if not isinstance(value, Mapping):
+        site.fail("expected a command string or an object")
+    doc = fields(value, site, EXEC_FIELDS)
+    if "command" not in doc:
+        site.fail('missing "command"')
+    command = non_blank(doc["command"], site.key("command"), "command")
+    env = _env(doc["env"], site.key("env")) if "env" in doc else EnvSpec()
+    timeout = positive_int(doc["timeout"], site.key("timeout")) if "timeout" in doc else None
+    retries = non_negative_int(doc["retries"], site.key("retries")) if "retries" in doc else None
+    persistent = (
+        boolean(doc["persistent"], site.key("persistent")) if "persistent" in doc else False
+    )
+    interactive = (
+        boolean(doc["interactive"], site.key("interactive")) if "interactive" in doc else False
+    )
+    ready_when = _regex(doc["readyWhen"], site.key("readyWhen")) if "readyWhen" in doc else None
+    if ready_when is not None and not persistent:
+        site.key("readyWhen").fail(
+            'only a persistent task waits to be ready: add "persistent": true or drop "readyWhen"'
+        )
+    if persistent and interactive:
+        site.fail('"interactive" and "persistent" may not both be true')
+    return ExecSpec(
+        command=command,
+        env=env,
+        timeout_ms=timeout,
+        retries=retries,
+        persistent=persistent,
+        ready_when=ready_when,
+        interactive=interactive,
+    )
+
+
+def _env(value: object, site: Site) -> EnvSpec:
+    doc = fields(value, site, ENV_FIELDS)
+    pass_through: tuple[str, ...] = ()
+    secret: tuple[str, ...] = ()
+    if "passThrough" in doc:
+        pass_through = string_list(doc["passThrough"], site.key("passThrough"), _env_name)
+    if "secret" in doc:
+        secret = string_list(doc["secret"], site.key("secret"), _env_name)
+    define = _define(doc["define"], site.key("define")) if "define" in doc else {}
+    return EnvSpec(pass_through=pass_through, define=MappingProxyType(define), secret=secret)
+
+
+def _define(value: object, site: Site) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        site.fail("expected an object of variable names to string values")
+    define: dict[str, str] = {}
+    for name, text in value.items():
+        if not isinstance(name, str):
+            site.fail(f"variable names must be strings, got {name!r}")
+        _env_name(name, site)
+        define[name] = string(text, site.key(name))
+    return define
+
+
+def _cache(value: object, site: Site) -> CacheSpec:
+    doc = fields(value, site, CACHE_FIELDS)
+    inputs = _inputs(doc["inputs"], site.key("inputs")) if "inputs" in doc else CacheInputs()
+    outputs = _outputs(doc["outputs"], site.key("outputs")) if "outputs" in doc else CacheOutputs()
+    return CacheSpec(inputs=inputs, outputs=outputs)
+
+
+def _inputs(value: object, site: Site) -> CacheInputs:
+    doc = fields(value, site, INPUT_FIELDS)
+
+    def read(name: str, item: Callable[[object, Site], str]) -> tuple[str, ...] | None:
+        return string_list(doc[name], site.key(name), item) if name in doc else None
+
+    return CacheInputs(
+        files=read("files", _project_glob),
+        workspace_files=read("workspaceFiles", _workspace_glob) or (),
+        env=read("env", _env_name) or (),
+        tasks=read("tasks", _task_ref),
+        runtime=read("runtime", _command) or (),
+        workspace_runtime=read("workspaceRuntime", _command) or (),
+    )
+
+
+def _outputs(value: object, site: Site) -> CacheOutputs:
+    doc = fields(value, site, OUTPUT_FIELDS)
+    files: tuple[str, ...] = ()
+    workspace_files: tuple[str, ...] = ()
+    if "files" in doc:
+        files = string_list(doc["files"], site.key("files"), _project_glob)
+    if "workspaceFiles" in doc:
+        workspace_files = string_list(
+            doc["workspaceFiles"], site.key("workspaceFiles"), _workspace_glob
+        )
+    return CacheOutputs(files=files, workspace_files=workspace_files)
+
+
+def _resolved_exec(spec: ExecSpec) -> dict[str, Any]:
+    return {
+        "command": spec.command,
+        "env": {
+            "passThrough": list(spec.env.pass_through),
+            "define": dict(sorted(spec.env.define.items())),
+            "secret": list(spec.env.secret),
+        },
+        "timeout": spec.timeout_ms,
+        "retries": spec.retries,
+        "persistent": spec.persistent,
+        "readyWhen": spec.ready_when,
+        "interactive": spec.interactive,
+    }
+
+
+def _resolved_cache(spec: CacheSpec) -> dict[str, Any]:
+    inputs, outputs = spec.inputs, spec.outputs
+    return {
+        "inputs": {
+            "files": None if inputs.files is None else list(inputs.files),
+            "workspaceFiles": list(inputs.workspace_files),
+            "env": list(inputs.env),
+            "tasks": None if inputs.tasks is None else list(inputs.tasks),
+            "runtime": list(inputs.runtime),
+            "workspaceRuntime": list(inputs.workspace_runtime),
+        },
+        "outputs": {"files": list(outputs.files), "workspaceFiles": list(outputs.workspace_files)},
+    }
+
+
+def _tag(value: object, site: Site) -> str:
+    tag = string(value, site)
+    if not tag or _SPACE.search(tag):
+        site.fail(f"tag {quote(tag)} must be a non-empty word without whitespace")
+    return tag
+
+
+def _task_ref(value: object, site: Site) -> str:
+    ref = string(value, site)
+    if not _TASK_REF.fullmatch(ref):
+        site.fail(
+            f"{quote(ref)} is not a task reference: write name, ^name, package#name or //#name"
+        )
+    return ref
+
+
+def _env_name(value: object, site: Site) -> str:
+    name = string(value, site)
+    if not name or _ENV_BAD.search(name):
+        site.fail(f'{quote(name)} is not a variable name: no "=", no whitespace, not empty')
+    return name
+
+
+def _glob(value: object, site: Site, base: str) -> str:
+    pattern = string(value, site)
+    if not _GLOB.match(pattern):
+        site.fail(
+            f"{quote(pattern)} is not a glob relative to the {base} "
+            '(a path or pattern, optionally after "!" to exclude)'
+        )
+    return pattern
+
+
+def _project_glob(value: object, site: Site) -> str:
+    return _glob(value, site, "project directory")
+
+
+def _workspace_glob(value: object, site: Site) -> str:
+    return _glob(value, site, "workspace root")
+
+
+def _command(value: object, site: Site) -> str:
+    return non_blank(value, site, "command")
+
+
+def _regex(value: object, site: Site) -> str:
+    pattern = string(value, site)
+    if not pattern:
+        site.fail("expected a non-empty regular expression")
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        site.fail(f"{quote(pattern)} is not a valid regular expression: {exc}")
+    return pattern
+
+
+def _concurrency(value: object, site: Site) -> int | str:
+    if isinstance(value, str):
+        if not _PERCENT.fullmatch(value):
+            site.fail(f'{quote(value)} is not a percentage of the CPUs like "50%"')
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 1:
+        site.fail('expected a positive integer or a percentage of the CPUs like "50%"')
+    return positive_int(value, site)
+
+
+def _retention(value: object, site: Site) -> CacheRetention:
+    doc = fields(value, site, RETENTION_FIELDS)
+    older_than = max_size = None
+    if "olderThan" in doc:
+        older_than = string(doc["olderThan"], site.key("olderThan"))
+        if not _DURATION.fullmatch(older_than):
+            site.key("olderThan").fail(
+                f'{quote(older_than)} is not a duration like "30d", "12h", "90m" or "45s"'
+            )
+    if "maxSize" in doc:
+        max_size = _size(doc["maxSize"], site.key("maxSize"))
+    return CacheRetention(older_than=older_than, max_size=max_size)
+
+
+def _size(value: object, site: Site) -> str:
+    if isinstance(value, str):
+        if not _SIZE.fullmatch(value):
+            site.fail(f'{quote(value)} is not a size like "10G", "500M", "2K", "1T" or "4096B"')
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 1:
+        site.fail('expected a size like "10G" or a positive number of bytes')
+    return f"{positive_int(value, site)}B"
+
+
+def _plugin(value: object, site: Site) -> str:
+    spec = string(value, site)
+    if not _PLUGIN.fullmatch(spec):
+        site.fail(f'{quote(spec)} is not "module:factory" (a Python module and a callable in it)')
+    return spec
