@@ -1,0 +1,221 @@
+"""Requested task names → root task ids; what forwarded args reach; what a group surfaces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from vx.errors import ErrorCode, UserError
+from vx.graph.build import ProjectIndex
+from vx.ids import ROOT, TaskId, is_task_id
+from vx.util.fuzzy import did_you_mean, listing
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from vx.graph.model import TaskGraph
+    from vx.workspace.model import Workspace
+
+LISTED = 12
+
+
+class ScopeKind(StrEnum):
+    """What chose the projects a bare task name is looked up in; it shapes the refusals."""
+
+    CWD = "cwd"  # the project holding the working directory
+    FILTER = "filter"  # --filter patterns
+    ALL = "all"  # --all, or a whole workspace
+    AFFECTED = "affected"  # a git diff (--affected, a `[ref]` filter)
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The tasks a request names.
+
+    `undeclared` lists bare names some project declares but none in a diff-chosen scope:
+    not an error (what changed decides where a name lives), and the caller may say so.
+    """
+
+    roots: tuple[TaskId, ...]
+    requested: frozenset[TaskId]
+    undeclared: tuple[str, ...] = ()
+
+
+def resolve_requests(
+    ws: Workspace,
+    words: Iterable[str],
+    *,
+    scope: frozenset[str] | None,
+    scope_kind: ScopeKind,
+    verb: str = "vx run",
+) -> Selection:
+    """Resolve `build`, `pkg#task` and `//#task` words against the workspace.
+
+    A bare name selects that task in every project of `scope` (None: every project) that
+    declares it; a `pkg#task` ignores the scope. Every word must resolve somewhere, else one
+    `UserError(VX_E_UNKNOWN_TASK)` line names all that did not, with a hint for each.
+    """
+    index = ProjectIndex(ws)
+    declarers: dict[str, list[str]] = {}
+    for project in ws.projects:
+        for name in project.tasks:
+            declarers.setdefault(name, []).append(project.name)
+    roots: set[TaskId] = set()
+    undeclared: list[str] = []
+    missing: list[str] = []
+    for word in dict.fromkeys(words):
+        if is_task_id(word):
+            tid = _anchored(index, word, verb)
+            if tid is None:
+                missing.append(word)
+            else:
+                roots.add(tid)
+            continue
+        here = [p for p in declarers.get(word, ()) if scope is None or p in scope]
+        if here:
+            roots.update(TaskId(p, word) for p in here)
+        elif word in declarers and scope_kind is ScopeKind.AFFECTED:
+            undeclared.append(word)
+        else:
+            missing.append(word)
+    if missing:
+        hints = _Hints(index, declarers, scope_kind, several=len(missing) > 1)
+        raise UserError(ErrorCode.UNKNOWN_TASK, hints.message(verb, missing))
+    ordered = tuple(sorted(roots))
+    return Selection(ordered, frozenset(ordered), tuple(undeclared))
+
+
+def _anchored(index: ProjectIndex, word: str, verb: str) -> TaskId | None:
+    try:
+        tid = TaskId.parse(word)
+    except ValueError:
+        raise UserError(
+            ErrorCode.USAGE, f'{verb}: "{word}" names no task: write TASK, PKG#TASK or //#TASK'
+        ) from None
+    project = index.project(tid.project)
+    if project is None or tid.task not in project.tasks:
+        return None
+    return TaskId(project.name, tid.task)
+
+
+class _Hints:
+    """Builds the one-line refusal for names that resolved nowhere."""
+
+    def __init__(
+        self,
+        index: ProjectIndex,
+        declarers: dict[str, list[str]],
+        scope_kind: ScopeKind,
+        *,
+        several: bool,
+    ) -> None:
+        self.index = index
+        self.declarers = declarers
+        self.scope_kind = scope_kind
+        self.several = several
+
+    def message(self, verb: str, missing: Sequence[str]) -> str:
+        parts = [f"{verb}: no projects declare task(s): {', '.join(missing)}."]
+        scoped = self.scope_kind in (ScopeKind.CWD, ScopeKind.FILTER)
+        outside = [w for w in missing if scoped and w in self.declarers]
+        if outside:
+            parts.append(
+                f"Only projects outside the selection declare {', '.join(outside)}"
+                " — pass --all, or --filter to pick them."
+            )
+        for word in missing:
+            if word in outside:
+                continue
+            hint = self._anchored(word) if is_task_id(word) else self._bare(word)
+            if hint not in parts:
+                parts.append(hint)
+        return " ".join(parts)
+
+    def _guess(self, word: str, guess: str) -> str:
+        return f"Did you mean {guess} (for {word})?" if self.several else f"Did you mean {guess}?"
+
+    def _bare(self, word: str) -> str:
+        nx = self._nx_spelling(word)
+        if nx is not None:
+            return self._guess(word, nx)
+        guess = did_you_mean(word, self.declarers)
+        if guess is not None:
+            return self._guess(word, guess)
+        if not self.declarers:
+            return "No project declares a task: add one under tasks in a vx.config, or run vx init."
+        return f"Tasks: {listing(sorted(self.declarers), LISTED)}."
+
+    def _nx_spelling(self, word: str) -> str | None:
+        """Nx writes `web:build` for `web#build`; a target may carry `:configuration` after it."""
+        name, sep, target = word.partition(":")
+        project = self.index.project(name) if sep else None
+        if project is None:
+            return None
+        for task in (target, target.partition(":")[0]):
+            if task in project.tasks:
+                return f"{name}#{task}"
+        return None
+
+    def _anchored(self, word: str) -> str:
+        tid = TaskId.parse(word)
+        guess = did_you_mean(word, self._specs())
+        if guess is not None:
+            return self._guess(word, guess)
+        project = self.index.project(tid.project)
+        if project is None:
+            names = listing(sorted(self.index.by_name), LISTED)
+            if tid.project == ROOT:
+                return f"The workspace root is not a project; projects: {names}."
+            return f"No project is named {tid.project}; projects: {names}."
+        if not project.tasks:
+            return f"{tid.project} declares no tasks."
+        return f"{tid.project}'s tasks: {listing(sorted(project.tasks), LISTED)}."
+
+    def _specs(self) -> list[str]:
+        specs = [f"{p}#{t}" for t, ps in self.declarers.items() for p in ps]
+        root = self.index.root
+        if root is not None and root.name != ROOT:
+            specs.extend(f"{ROOT}#{t}" for t in root.tasks)
+        return specs
+
+
+def forward_targets(graph: TaskGraph, args: Sequence[str]) -> frozenset[TaskId]:
+    """The requested tasks that take the args after `--`: those with a command.
+
+    Args that no requested task would hear are refused rather than dropped in silence.
+    """
+    targets = frozenset(tid for tid in graph.requested if not graph.is_group(tid))
+    if args and not targets:
+        groups = sorted(graph.requested)
+        what = "is a group" if len(groups) == 1 else "are groups"
+        ids = ", ".join(str(t) for t in groups)
+        raise UserError(
+            ErrorCode.USAGE, f"args after `--` reach no task: {ids} {what} (no command)"
+        )
+    return targets
+
+
+def surfaced_tasks(graph: TaskGraph) -> frozenset[TaskId]:
+    """The tasks a run shows as requested: a requested group shows the real tasks it stands for.
+
+    The walk descends through nested groups of the same project and stops at the first real
+    task on each path; another project's tasks and excluded tasks are never surfaced.
+    """
+    shown: set[TaskId] = set()
+    seen: set[TaskId] = set()
+    todo = sorted(graph.requested)
+    while todo:
+        tid = todo.pop()
+        if tid in seen:
+            continue
+        seen.add(tid)
+        if not graph.is_group(tid):
+            shown.add(tid)
+            continue
+        todo.extend(
+            dep
+            for dep in graph.deps[tid]
+            if dep.project == tid.project and dep not in graph.excluded
+        )
+    return frozenset(shown)
