@@ -5,7 +5,11 @@ import sys
 from pathlib import Path
 
 _SRC = Path(__file__).resolve().parent / "src"
-if _SRC.is_dir() and str(_SRC) not in sys.path:
+if _SRC.is_dir():
+    # First, even when an editable install already lists it: this file's own directory sits
+    # at sys.path[0], and a later src would leave `import vx` finding this script instead.
+    if str(_SRC) in sys.path:
+        sys.path.remove(str(_SRC))
     sys.path.insert(0, str(_SRC))
 
 from vx.cli.main import main  # noqa: E402

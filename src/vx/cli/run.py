@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from dataclasses import dataclass
@@ -15,9 +16,15 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
+    from vx.cache.index import Index
+    from vx.cache.lock import RunLock
     from vx.cli.parser import ParsedArgs
     from vx.cli.settings import Streams
+    from vx.events import Notice
+    from vx.output.console import Console
+    from vx.run.localcache import LocalCache
     from vx.run.plan import RunPlan
+    from vx.run.session import RunOutcome
     from vx.workspace.model import Workspace
 
 CONTINUE_MODES = ("never", "deps-ok", "always")
@@ -78,6 +85,35 @@ COMMAND = Command(
             metavar="<n>",
             number=Number.INT,
         ),
+        Flag("--force", "re-run every task (no cache reads) and refresh the cache"),
+        Flag("--no-cache", "no cache reads or writes; declared outputs are left alone"),
+        Flag(
+            "--cache",
+            "per-layer reads and writes, e.g. local:r or local:rw,remote:",
+            Takes.VALUE,
+            metavar="<spec>",
+        ),
+        Flag(
+            "--cache-dir",
+            "keep the whole cache in this directory (relative to the current one)",
+            Takes.VALUE,
+            metavar="<path>",
+            no_dash=True,
+        ),
+        Flag(
+            "--summarize",
+            "write the run's JSON record to <cacheDir>/runs/<runId>.json, or to <path>",
+            Takes.OPTIONAL,
+            metavar="<path>",
+            empty_is_bare=True,
+        ),
+        Flag(
+            "--tag",
+            "label this run in the history (repeatable)",
+            Takes.VALUE,
+            metavar="<k=v>",
+            repeat=True,
+        ),
         FORMAT_FLAG,
     ),
     words="task",
@@ -107,6 +143,7 @@ COMMAND = Command(
                 ("VX_TASK_TIMEOUT", "default task timeout (ms), below --timeout"),
                 ("VX_KILL_GRACE_MS", "SIGTERM → SIGKILL grace for a stopped task (2000)"),
                 ("VX_READY_NOTICE_MS", "when to say a persistent task is not ready yet"),
+                ("VX_CACHE_DIR", "the cache directory, below --cache-dir and cacheDir"),
                 ("CI, GITHUB_ACTIONS", "the CI output flow and its ::group:: framing"),
                 ("NO_COLOR, FORCE_COLOR", "colour off / on"),
             ),
@@ -118,6 +155,7 @@ COMMAND = Command(
                 ("vx run build test --all", "two tasks in every project"),
                 ("vx run app#test -- --watch", "forward --watch to app's test command"),
                 ("vx run build --all --continue", "surface every failure in one pass"),
+                ("vx run build --force", "rebuild everything and refresh the cache"),
             ),
         ),
     ),
@@ -145,6 +183,13 @@ class RunSettings:
     workspace: Workspace
     kill_grace_ms: int
     ready_notice_ms: int
+    force: bool
+    no_cache: bool
+    cache_spec: str | None
+    cache_dir: str | None
+    summarize: str | None
+    tags: tuple[tuple[str, str], ...]
+    command: str
 
 
 def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
@@ -189,7 +234,35 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
         workspace=ws,
         kill_grace_ms=kill_grace_ms(env),
         ready_notice_ms=_positive_ms(env.get("VX_READY_NOTICE_MS"), 10_000),
+        force=args.switch("force"),
+        no_cache=args.switch("no-cache"),
+        cache_spec=_cache_spec(args.text("cache")),
+        cache_dir=args.text("cache-dir"),
+        summarize=args.text("summarize") if args.given("summarize") else None,
+        tags=tuple(_tag(t) for t in args.texts("tag")),
+        command=" ".join(("vx", "run", *args_words(args))),
     )
+
+
+def args_words(args: ParsedArgs) -> tuple[str, ...]:
+    """The invocation as the history records it: tasks, then what followed `--`."""
+    tail = ("--", *args.forwarded) if args.forwarded is not None else ()
+    return (*args.words, *tail)
+
+
+def _cache_spec(spec: str | None) -> str | None:
+    from vx.run.cachespec import resolve_axes
+
+    if spec is not None:
+        resolve_axes(spec, no_cache=False, force=False)  # refuse a bad spec at parse time
+    return spec
+
+
+def _tag(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise UserError(ErrorCode.USAGE, f"--tag takes key=value, got {text!r}")
+    return key, value
 
 
 def _config_amount(value: int | str) -> int | Percent:
@@ -288,7 +361,6 @@ def _run(settings: RunSettings, plan: RunPlan, streams: Streams) -> tuple[int, i
     from vx import __version__
     from vx.output.console import Console
     from vx.output.render import Flow, OutputLogs, Renderer, RenderSettings
-    from vx.run.caching import NoCache
     from vx.run.context import RunOptions
     from vx.run.scheduler import ContinueMode
     from vx.run.session import RunSession
@@ -300,6 +372,7 @@ def _run(settings: RunSettings, plan: RunPlan, streams: Streams) -> tuple[int, i
     ci = env.get("CI", "").strip().lower() not in ("", "0", "false")
     flow = Flow.CI if ci else (Flow.BROAD if settings.all else Flow.FOCUSED)
     gha = env.get("GITHUB_ACTIONS", "").strip().lower() not in ("", "0", "false")
+    prepared = _prepare_cache(settings, plan, err)
     renderer = Renderer(
         out,
         err,
@@ -310,6 +383,7 @@ def _run(settings: RunSettings, plan: RunPlan, streams: Streams) -> tuple[int, i
             verbosity=settings.verbosity,
             github_actions=gha,
             workers=settings.concurrency,
+            cache_label=prepared.label,
         ),
     )
     options = RunOptions(
@@ -323,14 +397,18 @@ def _run(settings: RunSettings, plan: RunPlan, streams: Streams) -> tuple[int, i
     session = RunSession(
         plan,
         options,
-        cache=NoCache(),
+        cache=prepared.cache,
         emit=renderer.handle,
         env=env,
         root=settings.workspace.root,
         tick=lambda: renderer.tick(time.monotonic()),
     )
-    with session:
+    with prepared.lock, session:
+        for notice in prepared.notices:
+            renderer.handle(notice)
         outcome = session.run()
+        for notice in _after_run(settings, plan, outcome, prepared):
+            renderer.handle(notice)
         session.finish(outcome)
         code = outcome.exit_code
         if session.held_servers():
@@ -344,5 +422,112 @@ def _run(settings: RunSettings, plan: RunPlan, streams: Streams) -> tuple[int, i
                 )
                 code = 1 if server_code else code
         renderer.close()
-    signal = session.signals.signal
-    return code, signal
+    if json_out:
+        from vx.run.summary import summary_document
+
+        doc = summary_document(plan, outcome)
+        doc.update(ok=code == 0, exitCode=code)
+        streams.out.write(json.dumps(doc, indent=2) + "\n")
+    return code, session.signals.signal
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """What a run's cache needs, opened before any task: keys, store, index, the lock."""
+
+    cache: LocalCache
+    index: Index
+    cache_dir: Path
+    head: str
+    notices: tuple[Notice, ...]
+    lock: RunLock
+    label: str
+
+
+def _prepare_cache(settings: RunSettings, plan: RunPlan, err: Console) -> _Prepared:
+    """Snapshot git once, key every task, open the cache, take the workspace's run lock."""
+    from vx import git
+    from vx.cache.fileids import FileTable
+    from vx.cache.index import open_index
+    from vx.cache.location import ensure_writable, resolve_location
+    from vx.cache.lock import acquire_run_lock
+    from vx.cache.runtime import RuntimeProbe
+    from vx.cache.store import Store
+    from vx.events import Notice
+    from vx.run.cachespec import names_remote, resolve_axes
+    from vx.run.keys import check_outputs, derive_keys
+    from vx.run.localcache import LocalCache
+
+    root = settings.workspace.root
+    snap = git.snapshot(root, env=settings.env)
+    check_outputs(plan)
+    keys = derive_keys(
+        plan, files=FileTable(snap), env=settings.env, runtime=RuntimeProbe(env=settings.env)
+    )
+    location = resolve_location(
+        root=root,
+        identity=git.repo_identity(root, env=settings.env),
+        cwd=settings.cwd,
+        flag=settings.cache_dir,
+        config=settings.workspace.config,
+        env=settings.env,
+    )
+    ensure_writable(location.store)
+    index = open_index(location.store)
+    notices: list[Notice] = []
+    if index.notice:
+        notices.append(Notice(f"[vx] {index.notice}"))
+    axes = resolve_axes(settings.cache_spec, no_cache=settings.no_cache, force=settings.force)
+    if names_remote(settings.cache_spec):
+        notices.append(
+            Notice("[vx] --cache names a remote layer, but no plugin supplies one: it is inert")
+        )
+
+    def waiting(pid: int) -> None:
+        err.write(f"[vx] waiting for another vx run (pid {pid}) on this workspace to finish…\n")
+
+    lock = acquire_run_lock(root, on_wait=waiting)
+    cache = LocalCache(plan, keys, store=Store(location.store), index=index, axes=axes)
+    label = "local cache" if axes.answers else "cache off"
+    return _Prepared(cache, index, location.directory, snap.head, tuple(notices), lock, label)
+
+
+def _after_run(
+    settings: RunSettings, plan: RunPlan, outcome: RunOutcome, prepared: _Prepared
+) -> list[Notice]:
+    """Record the history, keep failures, write --summarize: each may fail with one line."""
+    from vx import git
+    from vx.events import Notice
+    from vx.run.record import keep_failures, record_run
+    from vx.run.summary import summary_document
+
+    notes: list[Notice] = []
+    try:
+        record_run(
+            prepared.index,
+            plan,
+            outcome,
+            command=settings.command,
+            git_sha=prepared.head,
+            git_branch=git.branch(settings.workspace.root, env=settings.env),
+            env=settings.env,
+            tags=settings.tags,
+        )
+        keep_failures(prepared.cache_dir, plan, outcome)
+    except OSError as error:
+        notes.append(Notice(f"vx: failed to write the run history: {error.strerror or error}"))
+    finally:
+        prepared.cache.close()
+    if settings.summarize is not None:
+        target = (
+            settings.cwd / settings.summarize
+            if settings.summarize
+            else prepared.cache_dir / "runs" / f"{outcome.run_id}.json"
+        )
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(summary_document(plan, outcome), indent=2) + "\n")
+            notes.append(Notice(f"[vx] run summary written to {target}"))
+        except OSError as error:
+            notes.append(Notice(f"vx: failed to write {target}: {error.strerror or error}"))
+    return notes

@@ -1,0 +1,73 @@
+"""Frozen settings each verb resolves once from its args, and the pieces every verb shares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, TextIO
+
+from vx.cli.parser import Flag, Takes
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from vx.cli.parser import ParsedArgs
+
+
+class OutputFormat(StrEnum):
+    """What a reading verb prints on stdout: text for people, or one JSON document."""
+
+    PRETTY = "pretty"
+    JSON = "json"
+
+
+FORMAT_FLAG = Flag(
+    "--format",
+    "json prints one JSON document on stdout (its schema ships in schemas/)",
+    Takes.VALUE,
+    choices=tuple(OutputFormat),
+)
+
+
+def output_format(args: ParsedArgs) -> OutputFormat:
+    """The `--format` an invocation asked for, pretty when it asked for none."""
+    return OutputFormat(args.text(FORMAT_FLAG.dest) or OutputFormat.PRETTY)
+
+
+@dataclass(frozen=True, slots=True)
+class Streams:
+    """Where a verb writes: stdout carries its product, stderr everything else."""
+
+    out: TextIO
+    err: TextIO
+
+    def out_is_tty(self) -> bool:
+        """stdout is a terminal; a closed or detached stream is not one."""
+        try:
+            return self.out.isatty()
+        except (ValueError, OSError):
+            return False
+
+
+@dataclass(frozen=True, slots=True)
+class HelpSettings:
+    """`vx help [VERB]`: which page, and whether the environment lets a terminal be painted."""
+
+    verb: str | None
+    paint_allowed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class VersionSettings:
+    """`vx version`: the version string to print."""
+
+    version: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShowSettings:
+    """`vx show [TARGET]`: what to show, in which format, from which directory."""
+
+    target: str | None
+    format: OutputFormat
+    cwd: Path

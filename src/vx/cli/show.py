@@ -1,0 +1,346 @@
+"""`vx show`: the workspace's projects and their resolved tasks, as a run would load them now."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vx.cli.parser import Command, Section
+from vx.cli.settings import FORMAT_FLAG, OutputFormat, ShowSettings, output_format
+from vx.errors import ErrorCode, UserError
+from vx.ids import ROOT, TaskId, is_task_id
+from vx.util.fuzzy import did_you_mean, listing
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from vx.cli.parser import ParsedArgs
+    from vx.cli.settings import Streams
+    from vx.workspace.model import Project, TaskDef, Workspace
+
+COMMAND = Command(
+    "show",
+    flags=(FORMAT_FLAG,),
+    words="target",
+    most_words=None,
+    sections=(
+        Section(
+            "Targets",
+            (
+                ("(none)", "every project: its directory, how many tasks, its tags"),
+                ("PROJECT", "that project's tasks, every field a run reads (// is the root)"),
+                ("PROJECT#TASK", "one task of one project"),
+                ("TASK", "that task in every project that declares it"),
+            ),
+        ),
+        Section(
+            "Examples",
+            (
+                ("vx show", ""),
+                ("vx show app", ""),
+                ("vx show app#build", ""),
+                ("vx show test --format json", ""),
+            ),
+        ),
+    ),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """One project as `vx show` presents it: its tasks, the default build when a run loads it."""
+
+    project: Project
+    tasks: tuple[TaskDef, ...]
+
+    @property
+    def has_default(self) -> bool:
+        """A run gives this project the default build."""
+        return any(t.default for t in self.tasks)
+
+
+def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> ShowSettings:  # noqa: ARG001
+    """One target at most; Nx's `show project NAME` is answered with ours."""
+    words = args.words
+    if len(words) == 2 and words[0] == "project":
+        raise UserError(
+            ErrorCode.USAGE, f"vx show takes the project's name alone: vx show {words[1]}"
+        )
+    if len(words) > 1:
+        raise UserError(
+            ErrorCode.USAGE,
+            f"vx show takes one target, got {len(words)}: {' '.join(words)} — see vx show --help",
+        )
+    target = words[0] if words else None
+    if target is not None and not target.strip():
+        raise UserError(
+            ErrorCode.USAGE, "vx show: the target is empty — omit it to list every project"
+        )
+    return ShowSettings(target, output_format(args), cwd)
+
+
+def execute(settings: ShowSettings, streams: Streams) -> int:
+    """Load the workspace, pick what the target names, print it."""
+    from vx.workspace.load import load_workspace
+
+    ws = load_workspace(settings.cwd)
+    for note in ws.notes:
+        streams.err.write(f"note: {note}\n")
+    shown = _shown(ws)
+    as_json = settings.format is OutputFormat.JSON
+    if settings.target is None:
+        doc: Any = [_list_entry(s) for s in shown.values()]
+        text = _list_text(tuple(shown.values()))
+    elif (one := _project(ws, shown, settings.target)) is not None:
+        doc = {"name": one.project.name, "dir": one.project.rel_dir, "config": _config(one)}
+        text = _project_text(one)
+    else:
+        picked = _tasks(ws, shown, settings.target)
+        entries = [_task_entry(s.project, t) for s, t in picked]
+        doc = entries[0] if is_task_id(settings.target) else entries
+        text = "\n".join(_header(s.project) + "\n" + _task_text(t) for s, t in picked)
+    streams.out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n" if as_json else text)
+    return 0
+
+
+def _shown(ws: Workspace) -> dict[str, Shown]:
+    from vx.graph.build import default_build
+
+    reached = _default_builds(ws)
+    default = default_build()
+    out: dict[str, Shown] = {}
+    for p in ws.projects:
+        tasks = tuple(p.tasks[name] for name in sorted(p.tasks))
+        if p.name in reached and default.name not in p.tasks:
+            tasks = tuple(sorted((*tasks, default), key=lambda t: t.name))
+        out[p.name] = Shown(p, tasks)
+    return out
+
+
+def _default_builds(ws: Workspace) -> frozenset[str]:
+    """Projects whose default build the graph loads for some declared task's dependsOn.
+
+    One graph of every declared task answers it; a workspace whose graph does not build (a
+    cycle, a dangling edge: `vx run` names those) is asked one task at a time instead, so the
+    list still shows what the good part reaches.
+    """
+    from vx.graph.build import build_graph
+
+    roots = [TaskId(p.name, name) for p in ws.projects for name in sorted(p.tasks)]
+    try:
+        graphs = [build_graph(ws, roots)]
+    except UserError:
+        graphs = []
+        for root in roots:
+            try:
+                graphs.append(build_graph(ws, [root]))
+            except UserError:
+                continue
+    return frozenset(
+        node.project.name for g in graphs for node in g.nodes.values() if node.task.default
+    )
+
+
+def _project(ws: Workspace, shown: Mapping[str, Shown], target: str) -> Shown | None:
+    if target == ROOT:
+        root = ws.root_project
+        if root is None:
+            raise UserError(
+                ErrorCode.UNKNOWN_PROJECT,
+                f'unknown project: "{ROOT}" — this workspace\'s root is not a project; '
+                f"projects: {listing(shown)}",
+            )
+        return shown[root.name]
+    return shown.get(target)
+
+
+def _tasks(ws: Workspace, shown: Mapping[str, Shown], target: str) -> list[tuple[Shown, TaskDef]]:
+    """The (project, task) pairs a `pkg#task` or bare task name names, or a refusal."""
+    if is_task_id(target):
+        return [_one_task(ws, shown, target)]
+    found = [(s, t) for s in shown.values() for t in s.tasks if t.name == target and not t.default]
+    if found:
+        return found
+    if target == "projects":
+        raise UserError(
+            ErrorCode.UNKNOWN_PROJECT,
+            'unknown project or task: "projects" — vx show alone lists every project',
+        )
+    tasks = sorted({t.name for s in shown.values() for t in s.tasks if not t.default})
+    names = [*shown, *tasks]
+    near = _guess(target, names)
+    tail = f" — did you mean {near}?" if near else f"; projects and tasks: {listing(names)}"
+    raise UserError(ErrorCode.UNKNOWN_PROJECT, f'unknown project or task: "{target}"{tail}')
+
+
+def _one_task(ws: Workspace, shown: Mapping[str, Shown], target: str) -> tuple[Shown, TaskDef]:
+    try:
+        tid = TaskId.parse(target)
+    except ValueError:
+        raise UserError(
+            ErrorCode.USAGE,
+            f'"{target}" is not a task of a project: write PROJECT#TASK, e.g. app#build',
+        ) from None
+    owner = ws.root_project if tid.project == ROOT else ws.project(tid.project)
+    one = shown.get(owner.name) if owner is not None else None
+    if one is not None:
+        for task in one.tasks:
+            if task.name == tid.task:
+                return one, task
+    specs = [f"{s.project.name}#{t.name}" for s in shown.values() for t in s.tasks]
+    near = did_you_mean(target, specs)
+    if one is None and near is None:
+        scoped = _guess(tid.project, list(shown))
+        near = f"{scoped}#{tid.task}" if f"{scoped}#{tid.task}" in specs else None
+    if one is None:
+        tail = f" — did you mean {near}?" if near else f"; projects: {listing(shown)}"
+        raise UserError(ErrorCode.UNKNOWN_PROJECT, f'unknown project: "{tid.project}"{tail}')
+    own = [f"{one.project.name}#{t.name}" for t in one.tasks]
+    if near:
+        tail = f" — did you mean {near}?"
+    elif own:
+        tail = f"; its tasks: {listing(own)}"
+    else:
+        tail = f"; {one.project.name} has no tasks"
+    raise UserError(ErrorCode.UNKNOWN_TASK, f'unknown task: "{target}"{tail}')
+
+
+def _guess(word: str, names: list[str]) -> str | None:
+    """The name `word` most likely meant: a scoped package it is the short name of (`web`
+    for `@acme/web`), else one within two edits, else the one name that holds it."""
+    for matches in (
+        [n for n in names if n.startswith("@") and n.endswith("/" + word)],
+        [near] if (near := did_you_mean(word, names)) else [],
+        [n for n in names if len(word) >= 3 and word in n],
+    ):
+        if len(matches) == 1:
+            return matches[0]
+    return None
+
+
+def _list_entry(s: Shown) -> dict[str, Any]:
+    p = s.project
+    return {
+        "name": p.name,
+        "dir": p.rel_dir,
+        "tags": list(p.tags),
+        "tasks": [t.name for t in s.tasks],
+    }
+
+
+def _config(s: Shown) -> dict[str, Any]:
+    return {"tags": list(s.project.tags), "tasks": {t.name: _plain(t.resolved) for t in s.tasks}}
+
+
+def _task_entry(p: Project, t: TaskDef) -> dict[str, Any]:
+    return {"name": p.name, "dir": p.rel_dir, "task": t.name, "config": _plain(t.resolved)}
+
+
+def _plain(value: object) -> Any:
+    """A resolved config (read-only mappings, tuples) as plain JSON values."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _count(s: Shown) -> str:
+    n = len(s.tasks)
+    tasks = f"{n} task" + ("" if n == 1 else "s")
+    if s.project.config is None:
+        return f"{tasks} (no vx config; default build)" if s.has_default else "(no vx config)"
+    return f"{tasks} (with the default build)" if s.has_default else tasks
+
+
+def _list_text(rows: tuple[Shown, ...]) -> str:
+    cells = [(s.project.name, s.project.rel_dir, _count(s), _tags(s.project.tags)) for s in rows]
+    width = [max((len(cell[i]) for cell in cells), default=0) for i in range(3)]
+    return "".join(
+        f"{name.ljust(width[0])}  {where.ljust(width[1])}  {count.ljust(width[2])}  {tags}".rstrip()
+        + "\n"
+        for name, where, count, tags in cells
+    )
+
+
+def _tags(tags: tuple[str, ...]) -> str:
+    return f"[{', '.join(tags)}]" if tags else ""
+
+
+def _header(p: Project) -> str:
+    return f"{p.name} — {p.rel_dir}\n"
+
+
+def _project_text(s: Shown) -> str:
+    p = s.project
+    head = _header(p)
+    if p.tags:
+        head += f"tags: {', '.join(p.tags)}\n"
+    if p.config is None:
+        head += (
+            "no vx config: a run gives it the default build, for a dependant's ^build\n"
+            if s.has_default
+            else "no vx config, and no tasks\n"
+        )
+    elif not s.tasks:
+        head += "no tasks\n"
+    return head + "".join("\n" + _task_text(t) for t in s.tasks)
+
+
+def _task_text(t: TaskDef) -> str:
+    fields = _fields(t)
+    width = max((len(label) for label, _ in fields), default=0) + 2
+    lines = [f"{t.name} (default)" if t.default else t.name]
+    for label, value in fields:
+        first, *more = value.split("\n")
+        lines.append(f"  {(label + ':').ljust(width)}{first}".rstrip())
+        lines += [f"  {' ' * width}{line}".rstrip() for line in more]
+    return "\n".join(lines) + "\n"
+
+
+def _fields(t: TaskDef) -> list[tuple[str, str]]:
+    """Every field the run reads that the task sets, in the order a config lists them."""
+    out: list[tuple[str, str]] = []
+
+    def add(label: str, value: object) -> None:
+        if value is None or value == () or value is False:
+            return
+        if value is True:
+            out.append((label, "yes"))
+        elif isinstance(value, tuple):
+            out.append((label, ", ".join(value) if value else "(none)"))
+        else:
+            out.append((label, str(value)))
+
+    add("description", t.description)
+    ex = t.exec_spec
+    add("command", ex.command if ex else "(group)")
+    add("dependsOn", t.depends_on)
+    if ex is not None:
+        add("timeout", f"{ex.timeout_ms} ms" if ex.timeout_ms is not None else None)
+        add("retries", ex.retries)
+        add("env.passThrough", ex.env.pass_through)
+        add("env.define", tuple(f"{k}={v}" for k, v in sorted(ex.env.define.items())))
+        add("env.secret", ex.env.secret)
+        add("persistent", ex.persistent)
+        add("readyWhen", ex.ready_when)
+        add("interactive", ex.interactive)
+    cache = t.cache_spec
+    if cache is not None:
+        before = len(out)
+        ins, outs = cache.inputs, cache.outputs
+        if ins.files is not None:
+            out.append(("inputs.files", ", ".join(ins.files) or "(none)"))
+        add("inputs.workspaceFiles", ins.workspace_files)
+        add("inputs.env", ins.env)
+        if ins.tasks is not None:
+            out.append(("inputs.tasks", ", ".join(ins.tasks) or "(none)"))
+        add("inputs.runtime", ins.runtime)
+        add("inputs.workspaceRuntime", ins.workspace_runtime)
+        add("outputs.files", outs.files)
+        add("outputs.workspaceFiles", outs.workspace_files)
+        if len(out) == before:
+            out.append(("cache", "on: keyed on every file of the project, no outputs"))
+    return out

@@ -1,0 +1,76 @@
+"""The one table of vx's verbs: what `vx help` lists, what dispatch imports, what a typo is near.
+
+Only a verb that works has a row: the help, the did-you-mean and the completions all read
+this table, so a row for an unbuilt verb would advertise it.
+
+Adding a verb takes a row here and a module `vx.cli.<name>` that holds three things:
+
+    COMMAND: parser.Command
+        The verb's flag table (parser.Flag rows), its positional words and whether it takes
+        args after `--`. The parser, `vx <verb> --help` and the completions all read it, and
+        a test holds the row's synopsis to it: the synopsis spells every flag of the table,
+        or says [OPTIONS] and spells none the table lacks.
+    resolve(args: parser.ParsedArgs, env: Mapping[str, str], cwd: Path) -> <Verb>Settings
+        Turns the parsed args (and env, cwd, workspace config) into a frozen settings value
+        (settings.py); every user mistake it finds raises UserError.
+    execute(settings: <Verb>Settings, streams: settings.Streams) -> int
+        Calls the engine, renders what it returns on `streams`, returns the exit code.
+
+The module is imported only when its verb runs, so its top level imports nothing heavy:
+engine modules load inside `execute`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Verb:
+    """One verb: where it lives, how it is called, and what it does in one line."""
+
+    name: str
+    module: str
+    synopsis: tuple[str, ...]
+    summary: str
+
+
+VERBS: tuple[Verb, ...] = (
+    Verb(
+        "run",
+        "vx.cli.run",
+        ("vx run [OPTIONS] [TASK | PKG#TASK ...] [-- forwarded-args...]",),
+        "run tasks in dependency order, in parallel",
+    ),
+    Verb(
+        "show",
+        "vx.cli.show",
+        ("vx show [PROJECT[#TASK] | TASK] [--format pretty|json]",),
+        "print the workspace's projects, or the tasks a name resolves to, as a run sees them",
+    ),
+    Verb(
+        "help",
+        "vx.cli.help",
+        ("vx help [VERB]",),
+        "print this overview, or one verb's usage and flags",
+    ),
+    Verb(
+        "version",
+        "vx.cli.version",
+        ("vx version",),
+        "print vx's version (vx --version does the same)",
+    ),
+)
+
+
+def find(name: str) -> Verb | None:
+    """The verb called `name`."""
+    for verb in VERBS:
+        if verb.name == name:
+            return verb
+    return None
+
+
+def names() -> tuple[str, ...]:
+    """Every verb's name, in table order."""
+    return tuple(v.name for v in VERBS)

@@ -1,0 +1,129 @@
+"""The layers of DESIGN.md, held by reading every module's imports (inside functions too)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+
+# A unit is a top-level module or subpackage of vx; a unit may import any unit of a lower
+# layer, plus the listed L0 edges. Siblings in one layer may not import each other.
+LAYER = {
+    "vx.util": 0,
+    "vx.errors": 0,
+    "vx.ids": 0,
+    "vx.git": 0,
+    "vx.events": 0,
+    "vx.workspace": 1,
+    "vx.graph": 2,
+    "vx.cache": 2,
+    "vx.run": 3,
+    "vx.history": 3,
+    "vx.output": 3,
+    "vx.watch": 4,
+    "vx.cli": 5,
+}
+L0_EDGES = {
+    "vx.git": {"vx.errors", "vx.ids", "vx.util"},
+    "vx.events": {"vx.errors", "vx.ids", "vx.util"},
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(SRC.rglob("*.py"))}
+
+
+def _unit(module: str) -> str:
+    """`vx.graph.build` → `vx.graph`; `vx.errors` → `vx.errors`; `vx` → `vx`."""
+    return ".".join(module.split(".")[:2])
+
+
+def _imports(module: str, tree: ast.AST, *, top_level_only: bool = False) -> list[tuple[int, str]]:
+    """Every vx module `module` imports, with the line; `from pkg import sub` counts as `pkg.sub`."""
+    is_package = MODULES[module].name == "__init__.py"
+    package = module if is_package else module.rpartition(".")[0]
+    nodes = ast.iter_child_nodes(tree) if top_level_only else ast.walk(tree)
+    found: list[tuple[int, str]] = []
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                found.append((node.lineno, sub if sub in MODULES else target))
+        elif top_level_only and isinstance(node, ast.If):
+            found += _imports(module, ast.Module(body=node.body, type_ignores=[]))
+    return [(line, name) for line, name in found if name == "vx" or name.startswith("vx.")]
+
+
+def _allowed(importer: str, imported: str) -> bool:
+    src, dst = _unit(importer), _unit(imported)
+    if dst in (src, "vx"):
+        return True
+    if src not in LAYER or dst not in LAYER:
+        return False
+    if dst in L0_EDGES.get(src, set()):
+        return True
+    return LAYER[dst] < LAYER[src]
+
+
+def test_every_unit_has_a_layer() -> None:
+    units = {_unit(m) for m in MODULES} - {"vx"}
+    assert units <= LAYER.keys(), (
+        f"units with no layer in DESIGN.md: {sorted(units - LAYER.keys())}"
+    )
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_respect_the_layers(module: str) -> None:
+    tree = ast.parse(MODULES[module].read_text(), str(MODULES[module]))
+    bad = [
+        f"{MODULES[module].relative_to(SRC)}:{line} imports {name}"
+        for line, name in _imports(module, tree)
+        if not _allowed(module, name)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_public_api_imports_no_engine_at_load() -> None:
+    """`import vx` (what a .py config does) must cost nothing: the API loads lazily."""
+    tree = ast.parse(MODULES["vx"].read_text())
+    assert _imports("vx", tree, top_level_only=True) == []
+
+
+@pytest.mark.parametrize(
+    ("importer", "imported", "ok"),
+    [
+        ("vx.cli.main", "vx.errors", True),
+        ("vx.run.executor", "vx.output.console", False),
+        ("vx.output.render", "vx.run.plan", False),
+        ("vx.cache.key", "vx.graph.model", False),
+        ("vx.graph.build", "vx.cache.key", False),
+        ("vx.graph.build", "vx.workspace.model", True),
+        ("vx.workspace.load", "vx.graph.build", False),
+        ("vx.util.globs", "vx.errors", False),
+        ("vx.util.globs", "vx.util.fuzzy", True),
+        ("vx.git", "vx.errors", True),
+        ("vx.errors", "vx.ids", False),
+        ("vx.watch.loop", "vx.run.plan", True),
+        ("vx.history.runs", "vx.cli.main", False),
+        ("vx.cache.index", "vx", True),
+    ],
+)
+def test_the_rule_itself(importer: str, imported: str, ok: bool) -> None:
+    assert _allowed(importer, imported) is ok
