@@ -55,6 +55,9 @@ class TaskCache(Protocol):
     def cached(self, tid: TaskId) -> bool:
         """The task has a `cache` block and this run's cache answers for it."""
 
+    def predicted_hit(self, tid: TaskId) -> bool:
+        """An entry exists for the task's key: schedule it on the restore lane."""
+
     def lookup(self, tid: TaskId) -> Hit | None:
         """A readable entry for the task's key, or None."""
 
@@ -75,6 +78,9 @@ class NoCache:
         return None
 
     def cached(self, tid: TaskId) -> bool:  # noqa: ARG002
+        return False
+
+    def predicted_hit(self, tid: TaskId) -> bool:  # noqa: ARG002
         return False
 
     def lookup(self, tid: TaskId) -> Hit | None:  # noqa: ARG002

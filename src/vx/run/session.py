@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Self
 
 from vx.events import (
@@ -13,6 +14,8 @@ from vx.events import (
     RunFinished,
     RunStarted,
     TaskFinished,
+    TaskOutput,
+    TaskStarted,
     TaskStatus,
 )
 from vx.run.context import RunContext
@@ -47,6 +50,8 @@ class RunOutcome:
     started_at: float
     ended_at: float
     wall_ms: float
+    spans: Mapping[TaskId, tuple[int, int]]
+    failure_logs: Mapping[TaskId, str]
 
 
 class RunSession:
@@ -73,6 +78,9 @@ class RunSession:
         self._tick = tick
         self._lock = threading.Lock()
         self._finished: dict[TaskId, TaskFinished] = {}
+        self._starts: dict[TaskId, int] = {}
+        self._spans: dict[TaskId, tuple[int, int]] = {}
+        self._logs: dict[TaskId, list[str]] = {}
         self._emit_out = emit
         self.registry = ProcessRegistry()
         self.signals = RunSignals(self.registry, kill_grace_ms=options.kill_grace_ms)
@@ -101,9 +109,21 @@ class RunSession:
 
     def _emit(self, event: Event) -> None:
         with self._lock:
-            if isinstance(event, TaskFinished):
+            if isinstance(event, TaskOutput):
+                self._logs.setdefault(event.id, []).append(event.text)
+            elif isinstance(event, TaskStarted):
+                self._starts.setdefault(event.id, self._since_start_ns())
+            elif isinstance(event, TaskFinished):
+                if event.status is not TaskStatus.FAILED:
+                    self._logs.pop(event.id, None)
                 self._finished[event.id] = event
+                end = self._since_start_ns()
+                start = self._starts.get(event.id, end - int(event.duration_ms * 1e6))
+                self._spans[event.id] = (max(0, start), end)
             self._emit_out(event)
+
+    def _since_start_ns(self) -> int:
+        return int((self._clock() - self._t0) * 1e9)
 
     def run(self) -> RunOutcome:
         """Announce the plan, walk it, and emit the verdict; ready servers stay up."""
@@ -157,6 +177,8 @@ class RunSession:
                 kinds[tid] = NodeKind.GROUP
             elif spec.interactive:
                 kinds[tid] = NodeKind.INTERACTIVE
+            elif self.ctx.cache.predicted_hit(tid):
+                kinds[tid] = NodeKind.RESTORE
             else:
                 kinds[tid] = NodeKind.TASK
         return Schedule(self.plan.order, self.plan.graph.deps, kinds)
@@ -197,6 +219,14 @@ class RunSession:
         ended = self._clock()
         with self._lock:
             finished = tuple(self._finished.values())
+            spans = MappingProxyType(dict(self._spans))
+            logs = MappingProxyType(
+                {
+                    f.id: "".join(self._logs.get(f.id, ()))
+                    for f in finished
+                    if f.status is TaskStatus.FAILED
+                }
+            )
         return RunOutcome(
             run_id=self.run_id,
             exit_code=self._verdict(),
@@ -205,6 +235,8 @@ class RunSession:
             started_at=self._started_at,
             ended_at=self._wall(),
             wall_ms=(ended - self._t0) * 1000,
+            spans=spans,
+            failure_logs=logs,
         )
 
     def finish(self, outcome: RunOutcome) -> None:

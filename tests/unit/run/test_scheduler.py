@@ -119,9 +119,7 @@ def test_always_runs_dependents_tainted() -> None:
 
 
 def test_groups_pass_through_and_never_report() -> None:
-    sched = make(
-        {"a#x": [], "a#all": ["a#x"], "b#y": ["a#all"]}, {"a#all": NodeKind.GROUP}
-    )
+    sched = make({"a#x": [], "a#all": ["a#x"], "b#y": ["a#all"]}, {"a#all": NodeKind.GROUP})
     rec = Recorder(fail={"a#x"})
     walk(sched, rec)
     assert "a#all" not in rec.started
@@ -157,9 +155,7 @@ def test_requeued_restore_runs_again_on_the_execute_lane() -> None:
 
 
 def test_interactive_runs_alone() -> None:
-    sched = make(
-        {"a#x": [], "b#i": [], "c#y": [], "d#z": []}, {"b#i": NodeKind.INTERACTIVE}
-    )
+    sched = make({"a#x": [], "b#i": [], "c#y": [], "d#z": []}, {"b#i": NodeKind.INTERACTIVE})
     live: set[str] = set()
     seen_beside_interactive: list[set[str]] = []
     lock = threading.Lock()

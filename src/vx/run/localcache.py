@@ -1,0 +1,172 @@
+"""The local cache answering the executor's questions: probe, restore, clean outputs, save."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from vx.cache.archive import CorruptArtifact
+from vx.cache.index import LogChunk
+from vx.cache.outputs import clean_outputs, output_paths
+from vx.cache.store import SaveFailed
+from vx.events import Stream
+from vx.run.caching import Hit, RestoreResult
+
+if TYPE_CHECKING:
+    from vx.cache.index import Entry, Index
+    from vx.cache.store import Store
+    from vx.ids import TaskId
+    from vx.run.caching import Produced
+    from vx.run.keys import KeySet
+    from vx.run.plan import PlanNode, RunPlan
+    from vx.workspace.model import Workspace
+
+
+@dataclass(frozen=True, slots=True)
+class CacheAxes:
+    """The four switches `--cache`, `--no-cache` and `--force` resolve to."""
+
+    local_read: bool = True
+    local_write: bool = True
+    remote_read: bool = True
+    remote_write: bool = True
+
+    @property
+    def answers(self) -> bool:
+        """The local cache reads or writes anything this run."""
+        return self.local_read or self.local_write
+
+
+class LocalCache:
+    """A `TaskCache` over the local store and index; safe across worker threads."""
+
+    def __init__(
+        self,
+        plan: RunPlan,
+        keys: KeySet,
+        *,
+        store: Store,
+        index: Index,
+        axes: CacheAxes,
+    ) -> None:
+        self.plan = plan
+        self.keys = keys
+        self.store = store
+        self.index = index
+        self.axes = axes
+        self._nested = nested_dirs(plan.workspace)
+        self._probed: dict[TaskId, Entry | None] = {}
+        self._lock = threading.Lock()
+        self.used: list[str] = []
+
+    def key(self, tid: TaskId) -> str | None:
+        return self.keys.keys.get(tid)
+
+    def cached(self, tid: TaskId) -> bool:
+        return self.plan.nodes[tid].task.cache_spec is not None and self.axes.answers
+
+    def probe(self, tid: TaskId) -> Entry | None:
+        """The index row for the task's key (looked up once per run), if reads are on."""
+        if not self.axes.local_read or not self.cached(tid):
+            return None
+        with self._lock:
+            if tid in self._probed:
+                return self._probed[tid]
+        entry = self.index.get_entry(self.keys.keys[tid])
+        with self._lock:
+            self._probed[tid] = entry
+        return entry
+
+    def predicted_hit(self, tid: TaskId) -> bool:
+        return self.probe(tid) is not None
+
+    def lookup(self, tid: TaskId) -> Hit | None:
+        entry = self.probe(tid)
+        if entry is None:
+            return None
+        log = tuple((Stream(c.stream), c.text) for c in self.index.entry_log(entry.key))
+        return Hit(entry.key, log, entry.duration_ms or 0.0, entry.cpu_ms)
+
+    def restore(self, tid: TaskId, hit: Hit) -> RestoreResult:
+        node = self.plan.nodes[tid]
+        entry = self.probe(tid)
+        if entry is None:
+            return RestoreResult.CORRUPT
+        patterns, stops = self._outputs(node)
+        present = output_paths(node.project.dir, patterns, stop_at=stops)
+        with self._lock:
+            self.used.append(hit.key)
+        if self.store.up_to_date(node.project.dir, entry.artifact, present):
+            return RestoreResult.UP_TO_DATE
+        clean_outputs(node.project.dir, patterns, stop_at=stops)
+        try:
+            self.store.restore(hit.key, node.project.dir, entry.artifact)
+        except CorruptArtifact as err:
+            if not err.blocked:
+                self.index.drop_entry(hit.key)
+                self.store.discard(hit.key)
+            with self._lock:
+                self._probed[tid] = None
+            return RestoreResult.CORRUPT
+        return RestoreResult.RESTORED
+
+    def prepare(self, tid: TaskId) -> None:
+        if not self.cached(tid):
+            return
+        node = self.plan.nodes[tid]
+        patterns, stops = self._outputs(node)
+        if patterns:
+            clean_outputs(node.project.dir, patterns, stop_at=stops)
+
+    def save(self, tid: TaskId, produced: Produced) -> str | None:
+        if not self.axes.local_write or not self.cached(tid):
+            return None
+        node = self.plan.nodes[tid]
+        key = self.keys.keys[tid]
+        patterns, stops = self._outputs(node)
+        paths = output_paths(node.project.dir, patterns, stop_at=stops)
+        try:
+            info = self.store.put(key, paths, node.project.dir)
+            self.index.put_entry(
+                key,
+                project=tid.project,
+                task=tid.task,
+                artifact=info,
+                inputs=self.keys.components[tid],
+                log=[LogChunk(stream, text) for stream, text in produced.log],
+                duration_ms=produced.duration_ms,
+                cpu_ms=produced.cpu_ms,
+                peak_rss_bytes=produced.peak_rss_bytes,
+            )
+        except SaveFailed as err:
+            return str(err)
+        except OSError as err:
+            return f"cache entry not saved: {err.strerror or err}"
+        return None
+
+    def _outputs(self, node: PlanNode) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The node's output globs (relative to its project) and the nested projects to skip."""
+        cache = node.task.cache_spec
+        patterns = cache.outputs.files if cache else ()
+        return patterns, self._nested[node.project.name]
+
+    def close(self) -> None:
+        """Mark the entries this run used, then let go of the index."""
+        with contextlib.suppress(OSError):
+            self.index.touch(self.used)
+        self.index.close()
+
+
+def nested_dirs(ws: Workspace) -> dict[str, tuple[str, ...]]:
+    """Each project's nested projects, relative to it: its outputs stop where theirs begin."""
+    out: dict[str, tuple[str, ...]] = {}
+    for project in ws.projects:
+        base = "" if project.rel_dir == "." else project.rel_dir + "/"
+        out[project.name] = tuple(
+            other.rel_dir[len(base) :]
+            for other in ws.projects
+            if other is not project and other.rel_dir != "." and other.rel_dir.startswith(base)
+        )
+    return out

@@ -1,0 +1,104 @@
+"""Write a run's history: one `invocations` row, one `runs` row per task, and its failures."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from vx.cache.failures import RunFailures, task_failure, write_failures
+from vx.cache.index import InvocationRow, RunRow
+from vx.events import CacheOutcome, TaskStatus
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
+
+    from vx.cache.index import Index
+    from vx.run.plan import RunPlan
+    from vx.run.session import RunOutcome
+
+_HIT = frozenset({CacheOutcome.LOCAL, CacheOutcome.UP_TO_DATE, CacheOutcome.REMOTE})
+CI_PROVIDERS = (
+    ("GITHUB_ACTIONS", "github-actions"),
+    ("GITLAB_CI", "gitlab"),
+    ("BUILDKITE", "buildkite"),
+    ("CIRCLECI", "circleci"),
+    ("CI", "ci"),
+)
+
+
+def ci_provider(env: Mapping[str, str]) -> str | None:
+    """The first truthy of the providers' own variables, then plain `CI`."""
+    for name, provider in CI_PROVIDERS:
+        if env.get(name, "").strip().lower() not in ("", "0", "false"):
+            return provider
+    return None
+
+
+def record_run(
+    index: Index,
+    plan: RunPlan,
+    outcome: RunOutcome,
+    *,
+    command: str,
+    git_sha: str | None,
+    git_branch: str | None,
+    env: Mapping[str, str],
+    tags: Sequence[tuple[str, str]],
+) -> None:
+    """Both tables in one transaction, so `vx last` never sees half a run."""
+    rows = [
+        RunRow(
+            run_id=outcome.run_id,
+            project=f.id.project,
+            task=f.id.task,
+            status=f.status,
+            cache=f.cache,
+            key=f.key,
+            exit_code=f.exit_code,
+            duration_ms=f.duration_ms,
+            cpu_ms=f.cpu_ms,
+            peak_rss_bytes=f.peak_rss_bytes,
+            started_ns=outcome.spans.get(f.id, (None, None))[0],
+            ended_ns=outcome.spans.get(f.id, (None, None))[1],
+            attempts=f.attempts,
+            timed_out=f.timed_out,
+            blocked_by=str(f.blocked_by) if f.blocked_by else None,
+            reason=f.reason,
+        )
+        for f in outcome.finished
+        if not plan.nodes[f.id].task.is_group
+    ]
+    index.record_invocation(
+        InvocationRow(
+            run_id=outcome.run_id,
+            command=command,
+            started_at_ms=int(outcome.started_at * 1000),
+            ended_at_ms=int(outcome.ended_at * 1000),
+            exit_code=outcome.exit_code,
+            git_branch=git_branch,
+            git_sha=git_sha,
+            ci_provider=ci_provider(env),
+            tags=tuple(tags),
+            tasks=len(rows),
+            cache_hits=sum(1 for r in rows if r.cache in _HIT and r.status is TaskStatus.SUCCESS),
+            failed=sum(1 for r in rows if r.status is TaskStatus.FAILED),
+            skipped=sum(1 for r in rows if r.status is TaskStatus.SKIPPED),
+        ),
+        rows,
+    )
+
+
+def keep_failures(cache_dir: Path, plan: RunPlan, outcome: RunOutcome) -> Path | None:
+    """A failed run's task output and the files it names, for `vx last` and people."""
+    failed = [
+        task_failure(
+            f.id,
+            f.exit_code,
+            outcome.failure_logs.get(f.id, ""),
+            plan.nodes[f.id].project.dir,
+            timed_out=f.timed_out,
+        )
+        for f in outcome.finished
+        if f.status is TaskStatus.FAILED
+    ]
+    return write_failures(cache_dir, RunFailures(outcome.run_id, tuple(failed)))

@@ -1,0 +1,185 @@
+"""A task's environment: what it sees, which of those values are secrets, and masking them."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from vx.workspace.model import ExecSpec
+
+BASELINE = ("PATH", "HOME", "USER", "SHELL", "TERM", "LANG", "LC_*", "TMPDIR", "TZ", "CI")
+SECRET_NAME_WORDS = ("TOKEN", "SECRET", "PASSWORD", "KEY")
+MIN_SECRET_LENGTH = 4
+MASK = "***"
+RUN_WORKSPACE = "VX_RUN_WORKSPACE"
+RUN_TASK = "VX_RUN_TASK"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskEnv:
+    """The exact environment a task process gets, and the values its logs must never show."""
+
+    env: Mapping[str, str]
+    secrets: tuple[str, ...]
+
+
+def task_env(
+    *,
+    base: Mapping[str, str],
+    exec_spec: ExecSpec,
+    inputs_env: Iterable[str] = (),
+    project_dir: Path,
+    root: Path,
+    task_id: str,
+) -> TaskEnv:
+    """Build a task's environment from base (vx's own) and what the task declares.
+
+    Only named variables pass: the baseline, `passThrough`, `secret` and the cache's declared
+    `inputs.env` (a trailing `*` matches a prefix), then `define` on top. A task cannot see
+    what it does not declare, so its cache key cannot silently depend on it.
+    """
+    spec = exec_spec.env
+    env: dict[str, str] = {}
+    for patterns in (BASELINE, spec.pass_through, spec.secret, tuple(inputs_env)):
+        env.update(_select(base, patterns))
+    env.update(spec.define)
+    env["PATH"] = _prefixed_path(env.get("PATH", os.defpath), project_dir, root)
+    env[RUN_WORKSPACE] = str(root)
+    env[RUN_TASK] = task_id
+    if "FORCE_COLOR" not in env and not env.get("NO_COLOR"):
+        env["FORCE_COLOR"] = "1"
+    named = _select(env, spec.secret)
+    secrets = {
+        value
+        for name, value in env.items()
+        if name in named or any(word in name.upper() for word in SECRET_NAME_WORDS)
+    }
+    return TaskEnv(MappingProxyType(env), _maskable(secrets))
+
+
+def nested_run_refusal(env: Mapping[str, str], workspace_root: Path) -> str | None:
+    """Why a `vx run` started by a task of this same workspace must not run, else None.
+
+    The inner run is invisible to the outer graph, and one that reaches the task that started
+    it forks without bound.
+    """
+    outer = env.get(RUN_WORKSPACE)
+    if not outer:
+        return None
+    if outer != str(workspace_root) and Path(outer).resolve() != workspace_root.resolve():
+        return None
+    task = env.get(RUN_TASK) or "?"
+    return (
+        f"vx run: refusing a nested run: this vx was started by task {task} of the same"
+        " workspace; declare the work as a dependsOn edge instead"
+    )
+
+
+def mask(text: str, secrets: Iterable[str]) -> str:
+    """Replace every secret value in text (the longest first) with `***`."""
+    pattern = _pattern(_maskable(secrets))
+    return pattern.sub(MASK, text) if pattern else text
+
+
+class StreamMasker:
+    """Masks one stream's output chunk by chunk, as `mask` would mask the whole of it.
+
+    A secret may arrive cut across two chunks, so the end of a chunk that could still begin a
+    secret is held back until the next chunk or `flush()`. Nothing is held when no secret could
+    start there, so output rarely waits.
+    """
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        self._values = _maskable(secrets)
+        self._pattern = _pattern(self._values)
+        self._longest = max((len(v) for v in self._values), default=0)
+        self._initials = {v[0] for v in self._values}
+        self._held = ""
+
+    def feed(self, text: str) -> str:
+        """The masked text that is safe to show now."""
+        if self._pattern is None:
+            return text
+        buf = self._held + text
+        unsure = self._unsure_positions(buf)
+        out: list[str] = []
+        i = 0
+        while True:
+            hold = next((j for j in unsure if j >= i), None)
+            match = self._pattern.search(buf, i)
+            if hold is not None and (match is None or hold <= match.start()):
+                out.append(buf[i:hold])
+                self._held = buf[hold:]
+                return "".join(out)
+            if match is None:
+                out.append(buf[i:])
+                self._held = ""
+                return "".join(out)
+            out.append(buf[i : match.start()])
+            out.append(MASK)
+            i = match.end()
+
+    def flush(self) -> str:
+        """What was held back, masked: call it when the stream ends."""
+        held, self._held = self._held, ""
+        return self._pattern.sub(MASK, held) if self._pattern else held
+
+    def _unsure_positions(self, buf: str) -> list[int]:
+        """Where what follows in buf is a strict prefix of a secret: the next chunk decides."""
+        start = max(0, len(buf) - self._longest + 1)
+        return [
+            j
+            for j in range(start, len(buf))
+            if buf[j] in self._initials
+            and any(len(v) > len(buf) - j and v.startswith(buf[j:]) for v in self._values)
+        ]
+
+
+def _select(source: Mapping[str, str], patterns: Iterable[str]) -> dict[str, str]:
+    exact = set()
+    prefixes = []
+    for pattern in patterns:
+        if pattern.endswith("*"):
+            prefixes.append(pattern[:-1])
+        else:
+            exact.add(pattern)
+    prefix_tuple = tuple(prefixes)
+    return {
+        name: value
+        for name, value in source.items()
+        if name in exact or (prefix_tuple and name.startswith(prefix_tuple))
+    }
+
+
+def _prefixed_path(path: str, project_dir: Path, root: Path) -> str:
+    """Local tool dirs first, as `npm run` and an activated venv would put them."""
+    prefix: list[str] = []
+    for candidate in (
+        project_dir / "node_modules/.bin",
+        root / "node_modules/.bin",
+        root / ".venv/bin",
+    ):
+        entry = str(candidate)
+        if entry not in prefix and candidate.is_dir():
+            prefix.append(entry)
+    rest = [p for p in path.split(os.pathsep) if p not in prefix] if path else []
+    return os.pathsep.join([*prefix, *rest])
+
+
+def _maskable(values: Iterable[str]) -> tuple[str, ...]:
+    """Long enough to mask without eating ordinary words, deduplicated, longest first."""
+    return tuple(
+        sorted({v for v in values if len(v) >= MIN_SECRET_LENGTH}, key=lambda v: (-len(v), v))
+    )
+
+
+def _pattern(values: tuple[str, ...]) -> re.Pattern[str] | None:
+    # Alternatives are tried in order, so longest-first makes the longest secret win at a spot.
+    return re.compile("|".join(map(re.escape, values))) if values else None
