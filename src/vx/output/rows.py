@@ -1,0 +1,172 @@
+"""The words of an outcome and the one-line task row: glyph, time, status, cache, name."""
+
+from __future__ import annotations
+
+import math
+import signal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from vx.events import CacheOutcome, TaskStatus
+from vx.output import style as palette
+
+if TYPE_CHECKING:
+    from vx.events import TaskFinished
+    from vx.output.style import RGB, Style
+
+TEXT_PRESENTATION = "\ufe0e"
+"""Asks for the text glyph: without it some terminals draw ⏺ and ◼ as two-cell emoji."""
+
+TIME_WIDTH = 7
+STATUS_WIDTH = 7
+CACHE_WIDTH = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Look:
+    """How one outcome reads everywhere: its row glyph, its hue, and its word in a frame."""
+
+    glyph: str
+    hue: RGB | None
+    word: str
+    hit: bool = False
+
+
+_ANY: CacheOutcome | None = None
+_RAN = "⏺" + TEXT_PRESENTATION
+
+OUTCOMES: dict[tuple[TaskStatus, CacheOutcome | None], Look] = {
+    (TaskStatus.SUCCESS, CacheOutcome.MISS): Look(_RAN, palette.SUCCESS, "success"),
+    (TaskStatus.SUCCESS, CacheOutcome.NO_CACHE): Look(_RAN, palette.SUCCESS, "success"),
+    (TaskStatus.SUCCESS, CacheOutcome.UP_TO_DATE): Look(
+        "►", palette.SUCCESS, "up-to-date", hit=True
+    ),
+    (TaskStatus.SUCCESS, CacheOutcome.LOCAL): Look(
+        "⇢", palette.SUCCESS, "restored-local", hit=True
+    ),
+    (TaskStatus.SUCCESS, CacheOutcome.REMOTE): Look(
+        "⇣", palette.SUCCESS, "restored-remote", hit=True
+    ),
+    (TaskStatus.FAILED, _ANY): Look("◼" + TEXT_PRESENTATION, palette.ERROR, "failed"),
+    (TaskStatus.SKIPPED, _ANY): Look("⊘", palette.WARN, "skipped"),
+    (TaskStatus.RUNNING, _ANY): Look("▸", palette.ACCENT, "running"),
+    (TaskStatus.ABORTED, _ANY): Look("✗", palette.ERROR, "aborted"),
+    (TaskStatus.NOT_RUN, _ANY): Look("◌", None, "not run"),
+}
+"""Every outcome's glyph, hue and frame word, in one place: the glyph's shape is the cache
+axis, its colour and the status word the task axis."""
+
+CACHE_WORDS: dict[CacheOutcome, str] = {
+    CacheOutcome.MISS: "miss",
+    CacheOutcome.NO_CACHE: "no-cache",
+    CacheOutcome.UP_TO_DATE: "fresh",
+    CacheOutcome.LOCAL: "local",
+    CacheOutcome.REMOTE: "remote",
+}
+"""The row's cache cell; an up-to-date hit reads `fresh` so every word fits the column."""
+
+_NO_CACHE_CELL = frozenset({TaskStatus.SKIPPED, TaskStatus.ABORTED, TaskStatus.NOT_RUN})
+_NO_TIME_CELL = frozenset({TaskStatus.SKIPPED, TaskStatus.NOT_RUN})
+
+
+def look(finished: TaskFinished) -> Look:
+    found = OUTCOMES.get((finished.status, finished.cache))
+    return found if found is not None else OUTCOMES[(finished.status, _ANY)]
+
+
+def format_duration(ms: float) -> str:
+    """`4ms` under a second, `5.20s` under a minute, then `1m 3s`, and `2h 5m` past an hour."""
+    ms = max(ms, 0.0)
+    if ms < 999.5:
+        return f"{math.floor(ms + 0.5)}ms"
+    if ms < 59_995:
+        return f"{ms / 1000:.2f}s"
+    seconds = math.floor(ms / 1000 + 0.5)
+    if seconds < 3600:
+        return f"{seconds // 60}m {seconds % 60}s"
+    return f"{seconds // 3600}h {seconds % 3600 // 60}m"
+
+
+def failure_detail(finished: TaskFinished) -> str:
+    """What a failure's label holds in parentheses: `exit 1`, `exit 137, 128 + SIGKILL`, …"""
+    code = finished.exit_code
+    if code is not None and code < 0:
+        code = 128 - code
+    parts: list[str] = []
+    if finished.reason:
+        parts.append(finished.reason)
+    elif finished.timed_out:
+        parts.append("timed out")
+    if code is not None:
+        exit_text = f"exit {code}"
+        if code > 128 and not finished.timed_out:
+            exit_text += f", 128 + {_signal_name(code - 128)}"
+        parts.append(exit_text)
+    return ", ".join(parts)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def outcome_word(finished: TaskFinished) -> str:
+    """The outcome as a frame's close says it: `failed (exit 1)`, `restored-local`."""
+    word = look(finished).word
+    if finished.status is TaskStatus.FAILED:
+        detail = failure_detail(finished)
+        return f"{word} ({detail})" if detail else word
+    if finished.status is TaskStatus.SKIPPED and finished.blocked_by is not None:
+        return f"{word} (blocked by {finished.blocked_by})"
+    return word
+
+
+def paint_outcome(finished: TaskFinished, style: Style, *, with_key: bool) -> str:
+    """The painted outcome; a hit's frame header adds the first eight hex digits of its key."""
+    found = look(finished)
+    word = style.paint(outcome_word(finished), found.hue, bold=finished.status is TaskStatus.FAILED)
+    if with_key and found.hit and finished.key:
+        word += " " + style.dim(f"• {finished.key[:8]}")
+    return word
+
+
+def format_row(finished: TaskFinished, style: Style) -> str:
+    """` ⇢     4ms success local    pkg#task`: glyph, time, status, cache, name on one grid."""
+    found = look(finished)
+    status = finished.status
+    time_text = "" if status in _NO_TIME_CELL else format_duration(finished.duration_ms)
+    cache_text = "" if status in _NO_CACHE_CELL else CACHE_WORDS[finished.cache]
+    row = (
+        " "
+        + style.paint(found.glyph, found.hue)
+        + " "
+        + " " * (TIME_WIDTH - len(time_text))
+        + style.dim(time_text)
+        + " "
+        + style.paint(status.value, found.hue)
+        + " " * (STATUS_WIDTH - len(status.value) + 1)
+        + style.dim(cache_text)
+        + " " * (CACHE_WIDTH - len(cache_text) + 1)
+        + style.task_id(finished.id)
+    )
+    if finished.blocked_by is not None:
+        row += " " + style.dim(f"• blocked by {finished.blocked_by}")
+    return row
+
+
+HASH_WORD_WIDTH = len("restored-remote")
+
+
+def format_hash_line(finished: TaskFinished, style: Style) -> str:
+    """`--output-logs=hash-only`: outcome word, task id, cache key (`-` for a task with none)."""
+    found = look(finished)
+    word = found.word
+    return (
+        style.paint(word, found.hue)
+        + " " * (HASH_WORD_WIDTH - len(word) + 1)
+        + style.task_id(finished.id)
+        + " "
+        + style.dim(finished.key or "-")
+    )
