@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from vx.util.cpu import cpu_budget
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 CORES = len(os.sched_getaffinity(0))
 

@@ -1,0 +1,381 @@
+"""The artifact format: a tar stream in one zstd frame, written and read under our own rules."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Literal, Self, cast
+
+import xxhash
+import zstandard
+
+from vx.cache.staging import Blocked, Staging
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+ARTIFACT_FORMAT = 1
+"""Bumping it makes every stored artifact unreadable (a miss); `test_archive` pins it."""
+
+_FORMAT_HEADER = "VX.format"
+_META_HEADER = "VX.meta"
+_CHUNK = 1 << 20
+_MAX_LINK_HOPS = 40
+_LEVEL = 3
+
+Kind = Literal["file", "dir", "link"]
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """One path as the artifact holds it; the disk is compared against it for `up-to-date`."""
+
+    path: str
+    kind: Kind
+    mode: int = 0
+    size: int = 0
+    digest: str = ""
+    target: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactInfo:
+    """What the index keeps of an artifact: its bytes' size and xxh3 digest, and its paths."""
+
+    size: int
+    digest: str
+    manifest: tuple[Recorded, ...] = ()
+
+    def manifest_json(self) -> str:
+        rows: list[list[str | int]] = []
+        for r in self.manifest:
+            if r.kind == "file":
+                rows.append([r.path, "f", r.mode, r.size, r.digest])
+            elif r.kind == "dir":
+                rows.append([r.path, "d", r.mode])
+            else:
+                rows.append([r.path, "l", r.target])
+        return json.dumps(rows, separators=(",", ":"))
+
+    @staticmethod
+    def parse_manifest(text: str) -> tuple[Recorded, ...]:
+        out: list[Recorded] = []
+        for row in json.loads(text):
+            path, tag = str(row[0]), row[1]
+            if tag == "f":
+                out.append(Recorded(path, "file", int(row[2]), int(row[3]), str(row[4])))
+            elif tag == "d":
+                out.append(Recorded(path, "dir", int(row[2])))
+            else:
+                out.append(Recorded(path, "link", target=str(row[2])))
+        return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Described:
+    """An artifact read whole: enough to index it again when its row is gone."""
+
+    info: ArtifactInfo
+    meta: str
+
+
+class CorruptArtifact(Exception):  # noqa: N818  the name says what the caller learns
+    """An artifact that must not be restored: a miss for the caller, never a partial restore.
+
+    `blocked` means the bytes may be fine but the disk refused them (a symlink or a
+    directory in the way, a full disk): keep the entry. Otherwise the entry is bad: drop it.
+    """
+
+    def __init__(self, path: str, reason: str, *, blocked: bool = False) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+        self.blocked = blocked
+
+
+class Unarchivable(Exception):  # noqa: N818
+    """An output the format will not hold: a socket or device, or a symlink out of the root."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class _Tap:
+    """Passes bytes to or from `raw`, hashing and counting every one that goes by."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw = raw
+        self.hasher = xxhash.xxh3_64()
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self.raw.write(data)
+        self.hasher.update(data)
+        self.size += len(data)
+        return len(data)
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.raw.read(n)
+        self.hasher.update(data)
+        self.size += len(data)
+        return data
+
+    def drain(self) -> None:
+        while self.read(_CHUNK):
+            pass
+
+    def digest(self) -> str:
+        return str(self.hasher.hexdigest())
+
+
+def normalize(path: str) -> str:
+    """A root-relative path in the one spelling the archive and the manifest use."""
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if path.startswith("/") or ".." in parts or not parts:
+        msg = f"not a root-relative path: {path!r}"
+        raise ValueError(msg)
+    return "/".join(parts)
+
+
+def write_archive(
+    out: IO[bytes], root: Path, paths: Iterable[str], *, meta: str = ""
+) -> ArtifactInfo:
+    """Archive `paths` (relative to `root`, globs already resolved) into `out`.
+
+    A directory adds itself, not its contents. `meta` rides in the archive's header, so a
+    later run can index an artifact whose row is gone.
+    """
+    tap = _Tap(out)
+    headers = {_FORMAT_HEADER: str(ARTIFACT_FORMAT)}
+    if meta:
+        headers[_META_HEADER] = meta
+    recorded: list[Recorded] = []
+    compressor = zstandard.ZstdCompressor(level=_LEVEL)
+    with (
+        compressor.stream_writer(cast("IO[bytes]", tap), closefd=False) as zw,
+        tarfile.open(fileobj=zw, mode="w|", format=tarfile.PAX_FORMAT, pax_headers=headers) as tar,
+    ):
+        recorded.extend(_add(tar, root, name) for name in sorted({normalize(p) for p in paths}))
+    links = {tuple(r.path.split("/")): r.target for r in recorded if r.kind == "link"}
+    bad = _escaping(links)
+    if bad is not None:
+        raise Unarchivable(bad, "symlink resolves outside the project")
+    return ArtifactInfo(tap.size, tap.digest(), tuple(recorded))
+
+
+def _add(tar: tarfile.TarFile, root: Path, name: str) -> Recorded:
+    path = root / name
+    st = os.lstat(path)
+    info = tarfile.TarInfo(name)
+    info.mtime = 0
+    info.mode = stat.S_IMODE(st.st_mode) & 0o777
+    if stat.S_ISREG(st.st_mode):
+        with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as fh:
+            info.size = os.fstat(fh.fileno()).st_size
+            tap = _Tap(fh)
+            tar.addfile(info, tap)
+        return Recorded(name, "file", info.mode, info.size, tap.digest())
+    if stat.S_ISDIR(st.st_mode):
+        info.type = tarfile.DIRTYPE
+        tar.addfile(info)
+        return Recorded(name, "dir", info.mode)
+    if stat.S_ISLNK(st.st_mode):
+        target = _portable_target(root, name, str(path.readlink()))
+        info.type = tarfile.SYMTYPE
+        info.linkname = target
+        info.mode = 0o777
+        tar.addfile(info)
+        return Recorded(name, "link", target=target)
+    raise Unarchivable(name, "not a regular file, directory or symlink")
+
+
+def _portable_target(root: Path, name: str, target: str) -> str:
+    """Absolute targets inside the root become relative: the store serves every checkout."""
+    if not target.startswith("/"):
+        return target
+    for base in (str(root.absolute()), str(root.resolve())):
+        if os.path.commonpath([base, target]) == base:
+            return os.path.relpath(target, Path(base, name).parent)
+    raise Unarchivable(name, f"symlink to {target}, outside the project")
+
+
+def _escaping(links: dict[tuple[str, ...], str]) -> str | None:
+    """The first link whose target, followed through the archive's own links, leaves the root."""
+    for where, target in sorted(links.items()):
+        stack = list(where[:-1])
+        pending = target.split("/")[::-1]
+        hops = 0
+        escaped = target.startswith("/")
+        while pending and not escaped:
+            part = pending.pop()
+            if part in ("", "."):
+                continue
+            if part == "..":
+                escaped = not stack
+                if stack:
+                    stack.pop()
+                continue
+            stack.append(part)
+            inner = links.get(tuple(stack))
+            if inner is not None:
+                hops += 1
+                stack.pop()
+                escaped = inner.startswith("/") or hops > _MAX_LINK_HOPS
+                pending.extend(inner.split("/")[::-1])
+        if escaped:
+            return "/".join(where)
+    return None
+
+
+def inspect_archive(src: IO[bytes], label: str) -> Described:
+    """Read a whole artifact, validating it, and write nothing."""
+    return _read(src, label, None, None)
+
+
+def extract_archive(src: IO[bytes], label: str, root: Path, expected: ArtifactInfo) -> None:
+    """Restore an artifact under `root`, or raise CorruptArtifact having changed nothing.
+
+    Members land in a staging dir inside `root`; only once every byte has matched the
+    recorded size and digest are they moved into place, so a bad artifact restores nothing.
+    """
+    try:
+        staging = Staging(root)
+    except Blocked as err:
+        raise CorruptArtifact(label, err.reason, blocked=True) from err
+    try:
+        expect = {r.path: r for r in expected.manifest} if expected.manifest else None
+        described = _read(src, label, staging, expect)
+        if (described.info.size, described.info.digest) != (expected.size, expected.digest):
+            raise CorruptArtifact(label, "size or digest differs from the index")
+        staging.commit([(r.path, r.mode) for r in described.info.manifest if r.kind == "dir"])
+    except Blocked as err:
+        raise CorruptArtifact(label, err.reason, blocked=True) from err
+    finally:
+        staging.close()
+
+
+def _read(
+    src: IO[bytes],
+    label: str,
+    staging: Staging | None,
+    expect: Mapping[str, Recorded] | None,
+) -> Described:
+    """Stream an artifact through the validator (and into `staging`), hashing every byte.
+
+    With `expect` (the index's manifest), a member the index never recorded is refused before
+    a byte of it is written: a stored artifact cannot grow into more than its row promised.
+    """
+    tap = _Tap(src)
+    kinds: dict[tuple[str, ...], str] = {}
+    recorded: list[Recorded] = []
+    try:
+        reader = zstandard.ZstdDecompressor().stream_reader(cast("IO[bytes]", tap), closefd=False)
+        with tarfile.open(fileobj=reader, mode="r|") as tar:
+            meta = _meta(tar, label)
+            recorded.extend(_member(tar, m, label, kinds, staging, expect) for m in tar)
+        tap.drain()
+    except (CorruptArtifact, Blocked):
+        raise
+    except (tarfile.TarError, zstandard.ZstdError, OSError, EOFError, ValueError) as err:
+        raise CorruptArtifact(label, f"unreadable ({err})") from err
+    links = {tuple(r.path.split("/")): r.target for r in recorded if r.kind == "link"}
+    bad = _escaping(links)
+    if bad is not None:
+        raise CorruptArtifact(label, f"symlink {bad} resolves outside the project")
+    return Described(ArtifactInfo(tap.size, tap.digest(), tuple(recorded)), meta)
+
+
+def _meta(tar: tarfile.TarFile, label: str) -> str:
+    version = tar.pax_headers.get(_FORMAT_HEADER)
+    if version != str(ARTIFACT_FORMAT):
+        reason = f"artifact format {version}, this vx reads {ARTIFACT_FORMAT}"
+        raise CorruptArtifact(label, reason)
+    return tar.pax_headers.get(_META_HEADER, "")
+
+
+_REFUSED_TYPES = {
+    tarfile.LNKTYPE: "a hard link",
+    tarfile.CHRTYPE: "a device file",
+    tarfile.BLKTYPE: "a device file",
+    tarfile.FIFOTYPE: "a fifo",
+}
+
+
+def _member(
+    tar: tarfile.TarFile,
+    member: tarfile.TarInfo,
+    label: str,
+    kinds: dict[tuple[str, ...], str],
+    staging: Staging | None,
+    expect: Mapping[str, Recorded] | None,
+) -> Recorded:
+    """Validate one member against the ones before it, then stage it (when restoring)."""
+    name = member.name
+    parts = tuple(p for p in name.split("/") if p not in ("", "."))
+    if name.startswith("/") or ".." in parts or not parts:
+        raise CorruptArtifact(label, f"member {name!r} points outside the project")
+    if member.type in (tarfile.REGTYPE, tarfile.AREGTYPE):
+        kind: Kind = "file"
+    elif member.type == tarfile.DIRTYPE:
+        kind = "dir"
+    elif member.type == tarfile.SYMTYPE:
+        kind = "link"
+        if not member.linkname or member.linkname.startswith("/"):
+            raise CorruptArtifact(label, f"symlink {name!r} has an empty or absolute target")
+    else:
+        what = _REFUSED_TYPES.get(member.type, f"of tar type {member.type!r}")
+        raise CorruptArtifact(label, f"member {name!r} is {what}")
+    for depth in range(1, len(parts)):
+        above = kinds.setdefault(parts[:depth], "implicit")
+        if above in ("file", "link"):
+            raise CorruptArtifact(label, f"member {name!r} lies under a {above}")
+    before = kinds.get(parts)
+    if before is not None and not (before == "implicit" and kind == "dir"):
+        raise CorruptArtifact(label, f"member {name!r} appears twice")
+    kinds[parts] = kind
+    path = "/".join(parts)
+    if expect is not None:
+        known = expect.get(path)
+        size = member.size if kind == "file" else 0
+        if known is None or (known.kind, known.size) != (kind, size):
+            raise CorruptArtifact(label, f"member {name!r} is not what the index recorded")
+    mode = member.mode & 0o777
+    if kind == "dir":
+        if staging is not None:
+            staging.add_dir(parts)
+        return Recorded(path, "dir", mode)
+    if kind == "link":
+        if staging is not None:
+            staging.add_link(parts, member.linkname)
+        return Recorded(path, "link", target=member.linkname)
+    data = tar.extractfile(member)
+    if data is None:
+        raise CorruptArtifact(label, f"member {name!r} has no data")
+    hasher = xxhash.xxh3_64()
+    with data, staging.file(parts, mode) if staging is not None else _Discard() as sink:
+        while chunk := data.read(_CHUNK):
+            hasher.update(chunk)
+            sink.write(chunk)
+    return Recorded(path, "file", mode, member.size, str(hasher.hexdigest()))
+
+
+class _Discard:
+    """Where file bytes go when an artifact is only being read."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+    def write(self, data: bytes) -> int:
+        return len(data)

@@ -1,0 +1,373 @@
+"""`cache.db`, the only SQL in vx: entries, their key components and logs, the run history."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from vx.cache.archive import ArtifactInfo
+from vx.cache.key import KeyComponent, Kind
+from vx.events import CacheOutcome, Stream, TaskStatus
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from pathlib import Path
+
+SCHEMA_VERSION = 1
+"""Bumping it resets every table on the next open (never the artifacts); `test_index` pins it."""
+
+INDEX_NAME = "cache.db"
+BUSY_TIMEOUT_MS = 10_000
+
+_CORRUPT = frozenset({sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT})
+_HITS = (CacheOutcome.LOCAL, CacheOutcome.REMOTE, CacheOutcome.UP_TO_DATE)
+
+_SCHEMA = (
+    "CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE entries (
+        key TEXT PRIMARY KEY, project TEXT NOT NULL, task TEXT NOT NULL,
+        size INTEGER NOT NULL, digest TEXT NOT NULL,
+        created_at INTEGER NOT NULL, last_used_at INTEGER NOT NULL,
+        duration_ms REAL, cpu_ms REAL, peak_rss_bytes INTEGER, manifest TEXT NOT NULL)""",
+    """CREATE TABLE entry_inputs (
+        key TEXT NOT NULL, seq INTEGER NOT NULL,
+        kind TEXT NOT NULL, name TEXT NOT NULL, digest TEXT NOT NULL,
+        PRIMARY KEY (key, seq))""",
+    """CREATE TABLE entry_stdout (
+        key TEXT NOT NULL, seq INTEGER NOT NULL, stream TEXT NOT NULL, text TEXT NOT NULL,
+        PRIMARY KEY (key, seq))""",
+    """CREATE TABLE runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL,
+        project TEXT NOT NULL, task TEXT NOT NULL, status TEXT NOT NULL, exit_code INTEGER,
+        key TEXT, cache TEXT NOT NULL, cache_hit INTEGER NOT NULL,
+        duration_ms REAL NOT NULL, cpu_ms REAL, peak_rss_bytes INTEGER,
+        started_ns INTEGER, ended_ns INTEGER, attempts INTEGER NOT NULL,
+        timed_out INTEGER NOT NULL, blocked_by TEXT, reason TEXT)""",
+    "CREATE INDEX runs_by_run ON runs (run_id)",
+    "CREATE INDEX runs_by_task ON runs (project, task)",
+    """CREATE TABLE invocations (
+        run_id TEXT PRIMARY KEY, command TEXT NOT NULL,
+        started_at INTEGER NOT NULL, ended_at INTEGER NOT NULL, exit_code INTEGER NOT NULL,
+        git_branch TEXT, git_sha TEXT, ci_provider TEXT, tags TEXT NOT NULL,
+        tasks INTEGER NOT NULL, cache_hits INTEGER NOT NULL,
+        failed INTEGER NOT NULL, skipped INTEGER NOT NULL)""",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LogChunk:
+    """A piece of the log a hit replays, in the order it arrived."""
+
+    stream: Stream
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """An index row: the artifact it points at and what the producing run spent."""
+
+    key: str
+    project: str
+    task: str
+    artifact: ArtifactInfo
+    created_at_ms: int
+    last_used_at_ms: int
+    duration_ms: float | None = None
+    cpu_ms: float | None = None
+    peak_rss_bytes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """One task of one run, executed or replayed (`runs`)."""
+
+    run_id: str
+    project: str
+    task: str
+    status: TaskStatus
+    cache: CacheOutcome
+    key: str | None = None
+    exit_code: int | None = None
+    duration_ms: float = 0.0
+    cpu_ms: float | None = None
+    peak_rss_bytes: int | None = None
+    started_ns: int | None = None
+    ended_ns: int | None = None
+    attempts: int = 1
+    timed_out: bool = False
+    blocked_by: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InvocationRow:
+    """One run's header (`invocations`): what was typed, where, and how it went."""
+
+    run_id: str
+    command: str
+    started_at_ms: int
+    ended_at_ms: int
+    exit_code: int
+    git_branch: str | None = None
+    git_sha: str | None = None
+    ci_provider: str | None = None
+    tags: tuple[tuple[str, str], ...] = ()
+    tasks: int = 0
+    cache_hits: int = 0
+    failed: int = 0
+    skipped: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStats:
+    """What `vx info` counts: entries and the bytes their artifacts hold."""
+
+    entries: int
+    bytes: int
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def open_index(directory: Path, *, now_ms: Callable[[], int] = _now_ms) -> Index:
+    """Open (creating when needed) the index in `directory`.
+
+    A schema from another version is reset, and a file that is not a database is moved
+    aside; either way `Index.notice` says so once, for the caller to print.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    index = Index(directory / INDEX_NAME, now_ms=now_ms)
+    try:
+        index.notice = index.prepare()
+    except sqlite3.DatabaseError as err:
+        if err.sqlite_errorcode not in _CORRUPT:
+            index.close()
+            raise
+        index.close()
+        aside = index.path.with_name(f"{INDEX_NAME}.corrupt-{now_ms()}")
+        index.path.replace(aside)
+        for suffix in ("-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                index.path.with_name(INDEX_NAME + suffix).unlink()
+        index.prepare()
+        index.notice = (
+            f"cache index {index.path} was unreadable ({err}); "
+            f"moved it to {aside.name} and started an empty one"
+        )
+    return index
+
+
+class Index:
+    """A handle on `cache.db`; each thread that calls it gets its own connection.
+
+    WAL mode and a long busy timeout, and every write one short `BEGIN IMMEDIATE`
+    transaction: concurrent runs wait their turn instead of failing with "database is locked".
+    """
+
+    def __init__(self, path: Path, *, now_ms: Callable[[], int] = _now_ms) -> None:
+        self.path = path
+        self.notice: str | None = None
+        self._now_ms = now_ms
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._conns: list[sqlite3.Connection] = []
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(
+                self.path,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            self._local.conn = conn
+            with self._lock:
+                self._conns.append(conn)
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._conns:
+                conn.close()
+            self._conns.clear()
+        self._local = threading.local()
+
+    def prepare(self) -> str | None:
+        """Bring the schema to SCHEMA_VERSION; the notice to print when that reset tables."""
+        conn = self._conn()
+        conn.execute("PRAGMA journal_mode = WAL")
+        if _version(conn) == SCHEMA_VERSION:
+            return None
+        with self._write() as tx:
+            found = _version(tx)
+            if found == SCHEMA_VERSION:
+                return None
+            tables = [
+                str(row[0])
+                for row in tx.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND name NOT LIKE 'sqlite_%'"
+                )
+            ]
+            for table in tables:
+                tx.execute(f'DROP TABLE "{table.replace(chr(34), chr(34) * 2)}"')
+            for statement in _SCHEMA:
+                tx.execute(statement)
+            tx.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        if not tables:
+            return None
+        return f"cache index schema changed (v{found or 0} → v{SCHEMA_VERSION}); entries were reset"
+
+    def get_entry(self, key: str) -> Entry | None:
+        row = (
+            self._conn()
+            .execute(
+                "SELECT project, task, size, digest, manifest, created_at, last_used_at,"
+                " duration_ms, cpu_ms, peak_rss_bytes FROM entries WHERE key = ?",
+                (key,),
+            )
+            .fetchone()
+        )
+        if row is None:
+            return None
+        manifest = ArtifactInfo.parse_manifest(row[4])
+        return Entry(key, row[0], row[1], ArtifactInfo(row[2], row[3], manifest), *row[5:])
+
+    def put_entry(
+        self,
+        key: str,
+        *,
+        project: str,
+        task: str,
+        artifact: ArtifactInfo,
+        inputs: Sequence[KeyComponent] = (),
+        log: Sequence[LogChunk] = (),
+        duration_ms: float | None = None,
+        cpu_ms: float | None = None,
+        peak_rss_bytes: int | None = None,
+    ) -> None:
+        """Write an entry with its components and log, whole or not at all.
+
+        Called after the artifact's rename, so a row never points at bytes not yet there.
+        """
+        now = self._now_ms()
+        with self._write() as tx:
+            _delete_entry(tx, key)
+            tx.execute(
+                "INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    *(key, project, task, artifact.size, artifact.digest, now, now),
+                    *(duration_ms, cpu_ms, peak_rss_bytes, artifact.manifest_json()),
+                ),
+            )
+            tx.executemany(
+                "INSERT INTO entry_inputs VALUES (?, ?, ?, ?, ?)",
+                ((key, i, str(c.kind), c.name, c.digest) for i, c in enumerate(inputs)),
+            )
+            tx.executemany(
+                "INSERT INTO entry_stdout VALUES (?, ?, ?, ?)",
+                ((key, i, str(c.stream), c.text) for i, c in enumerate(log)),
+            )
+
+    def drop_entry(self, key: str) -> None:
+        with self._write() as tx:
+            _delete_entry(tx, key)
+
+    def touch(self, keys: Iterable[str]) -> None:
+        """Mark entries used now (what retention's `olderThan` reads), in one transaction."""
+        now = self._now_ms()
+        rows = [(now, key) for key in keys]
+        if rows:
+            with self._write() as tx:
+                tx.executemany("UPDATE entries SET last_used_at = ? WHERE key = ?", rows)
+
+    def entry_inputs(self, key: str) -> tuple[KeyComponent, ...]:
+        """The components the entry's key was derived from, in key order, for `vx why`."""
+        rows = self._conn().execute(
+            "SELECT kind, name, digest FROM entry_inputs WHERE key = ? ORDER BY seq", (key,)
+        )
+        return tuple(KeyComponent(Kind(kind), name, digest) for kind, name, digest in rows)
+
+    def entry_log(self, key: str) -> tuple[LogChunk, ...]:
+        rows = self._conn().execute(
+            "SELECT stream, text FROM entry_stdout WHERE key = ? ORDER BY seq", (key,)
+        )
+        return tuple(LogChunk(Stream(stream), text) for stream, text in rows)
+
+    def stats(self) -> IndexStats:
+        count, size = (
+            self._conn().execute("SELECT count(*), coalesce(sum(size), 0) FROM entries").fetchone()
+        )
+        return IndexStats(int(count), int(size))
+
+    def record_runs(self, rows: Iterable[RunRow]) -> None:
+        with self._write() as tx:
+            _insert_runs(tx, rows)
+
+    def record_invocation(self, invocation: InvocationRow, rows: Iterable[RunRow] = ()) -> None:
+        """A run's header and its task rows, written together at the run's end."""
+        inv = invocation
+        with self._write() as tx:
+            tx.execute(
+                "INSERT OR REPLACE INTO invocations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    *(inv.run_id, inv.command, inv.started_at_ms, inv.ended_at_ms, inv.exit_code),
+                    *(inv.git_branch, inv.git_sha, inv.ci_provider, json.dumps(dict(inv.tags))),
+                    *(inv.tasks, inv.cache_hits, inv.failed, inv.skipped),
+                ),
+            )
+            _insert_runs(tx, rows)
+
+
+def _version(conn: sqlite3.Connection) -> int | None:
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    if row is None:
+        return None
+    try:
+        return int(row[0])
+    except ValueError:
+        return 0
+
+
+def _delete_entry(tx: sqlite3.Connection, key: str) -> None:
+    for table in ("entries", "entry_inputs", "entry_stdout"):
+        tx.execute(f"DELETE FROM {table} WHERE key = ?", (key,))  # noqa: S608  fixed names
+
+
+def _insert_runs(tx: sqlite3.Connection, rows: Iterable[RunRow]) -> None:
+    tx.executemany(
+        "INSERT INTO runs (run_id, project, task, status, exit_code, key, cache, cache_hit,"
+        " duration_ms, cpu_ms, peak_rss_bytes, started_ns, ended_ns, attempts, timed_out,"
+        " blocked_by, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            (
+                *(r.run_id, r.project, r.task, str(r.status), r.exit_code, r.key, str(r.cache)),
+                *(int(r.cache in _HITS), r.duration_ms, r.cpu_ms, r.peak_rss_bytes),
+                *(r.started_ns, r.ended_ns, r.attempts, int(r.timed_out), r.blocked_by, r.reason),
+            )
+            for r in rows
+        ),
+    )

@@ -1,0 +1,278 @@
+"""One task's key components, gathered from the workspace model, the run's file table and env.
+
+Every task gets a key, because its dependants fold it. A task with a `cache` block folds
+everything it declares: its files, variables, runtime commands and the keys of the dependencies
+`inputs.tasks` selects. A task without one (an uncached task, or a group) folds only what
+defines it: the format, the workspace fingerprint, its manifest, its config, its forwarded args
+and its dependencies' keys. Its files are deliberately not read: it runs every time anyway,
+and a dependant that reads what it produces declares those files as its own inputs.
+
+Upstream keys are passed in by the caller; this module never walks the graph.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import PurePosixPath
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from vx.cache.key import (
+    KeyComponent,
+    Kind,
+    canonical,
+    digest_json,
+    digest_text,
+    format_component,
+)
+from vx.cache.runtime import ProbeError
+from vx.errors import ErrorCode, UserError
+from vx.ids import ROOT, TaskId
+from vx.util.globs import compile_globs, fixed_prefix
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from pathlib import Path
+
+    from vx.cache.fileids import FileTable
+    from vx.cache.runtime import RuntimeProbe
+    from vx.workspace.model import CacheSpec, Project, TaskDef, Workspace
+
+# Root files whose change can alter what any task of the workspace installs or resolves.
+WORKSPACE_FILES = (
+    "package-lock.json",
+    "pnpm-lock.yaml",
+    "yarn.lock",
+    "bun.lock",
+    "bun.lockb",
+    "uv.lock",
+    "pnpm-workspace.yaml",
+    ".npmrc",
+    ".yarnrc.yml",
+    "bunfig.toml",
+)
+
+# Fields of `TaskDef.resolved` that only describe a task to people: editing them re-keys nothing.
+DISPLAY_ONLY = frozenset({"description"})
+
+UNSET = "unset"
+ABSENT = "absent"
+
+_NO_GROUPS: Mapping[str, Sequence[str]] = MappingProxyType({})
+
+
+def workspace_fingerprint(files: FileTable) -> tuple[KeyComponent, ...]:
+    """The root lockfiles and package-manager files that exist, by content id; once per run."""
+    out: list[KeyComponent] = []
+    for name in WORKSPACE_FILES:
+        found = files.id_of(name)
+        if found is not None:
+            out.append(KeyComponent(Kind.WORKSPACE, name, found))
+    return tuple(out)
+
+
+def config_component(task: TaskDef) -> KeyComponent:
+    """The task's resolved config in canonical JSON, display-only fields left out."""
+    kept = {k: v for k, v in task.resolved.items() if k not in DISPLAY_ONLY}
+    return KeyComponent(Kind.CONFIG, task.name, digest_json(kept))
+
+
+def task_components(
+    ws: Workspace,
+    project: Project,
+    task: TaskDef,
+    *,
+    files: FileTable,
+    env: Mapping[str, str],
+    forward: tuple[str, ...],
+    upstream: Sequence[tuple[str, str]],
+    runtime: RuntimeProbe,
+    workspace: Sequence[KeyComponent] | None = None,
+    group_members: Mapping[str, Sequence[str]] = _NO_GROUPS,
+) -> tuple[KeyComponent, ...]:
+    """Every component of one task's key, in canonical order.
+
+    `upstream` holds `(dependency task id, its key)` pairs; `group_members` maps a dependency
+    that is a group to the task ids it stands for (through nested groups), so an `inputs.tasks`
+    entry that would only reach a member is refused instead of silently selecting nothing.
+    `workspace` is `workspace_fingerprint(files)`, computed once by the caller; omitted, it is
+    computed here. `forward` is empty for a task the user did not request.
+    """
+    task_id = str(TaskId(project.name, task.name))
+    base = _files_dir(ws, project)
+    out = [format_component()]
+    out.extend(workspace_fingerprint(files) if workspace is None else workspace)
+    manifest = _manifest_path(project, base)
+    if manifest is not None:
+        out.append(KeyComponent(Kind.PACKAGE, manifest, files.id_of(manifest) or ABSENT))
+    out.append(config_component(task))
+    cache = task.cache_spec
+    if cache is not None:
+        out.extend(_file_components(ws, project, base, cache, files))
+        out.extend(
+            KeyComponent(Kind.ENV, name, _env_digest(env.get(name)))
+            for name in dict.fromkeys(cache.inputs.env)
+        )
+        out.extend(
+            _probes(task_id, Kind.RUNTIME, cache.inputs.runtime, ws.root / project.rel_dir, runtime)
+        )
+        out.extend(
+            _probes(task_id, Kind.WS_RUNTIME, cache.inputs.workspace_runtime, ws.root, runtime)
+        )
+    out.extend(
+        KeyComponent(Kind.FORWARD, str(i), digest_text(arg)) for i, arg in enumerate(forward)
+    )
+    chosen = dict(upstream)
+    if cache is not None and cache.inputs.tasks is not None:
+        root = ws.root_project
+        scope = (project.name, root.name if root else ROOT)
+        chosen = _select_upstream(task_id, scope, cache.inputs.tasks, chosen, group_members)
+    out.extend(KeyComponent(Kind.UPSTREAM, dep, key) for dep, key in chosen.items())
+    return canonical(out)
+
+
+def _env_digest(value: str | None) -> str:
+    return UNSET if value is None else digest_text(value)
+
+
+def _probes(
+    task_id: str, kind: Kind, commands: Sequence[str], cwd: Path, runtime: RuntimeProbe
+) -> list[KeyComponent]:
+    out: list[KeyComponent] = []
+    for command in dict.fromkeys(commands):
+        try:
+            out.append(KeyComponent(kind, command, runtime.digest(command, cwd)))
+        except ProbeError as exc:
+            field = "runtime" if kind is Kind.RUNTIME else "workspaceRuntime"
+            raise UserError(exc.code, f"{task_id}: cache.inputs.{field}: {exc.message}") from None
+    return out
+
+
+def _file_components(
+    ws: Workspace, project: Project, base: str, cache: CacheSpec, files: FileTable
+) -> list[KeyComponent]:
+    local = files.paths_under(base, stop_at=_nested_dirs(ws, project, base))
+    strip = 0 if base == "." else len(base) + 1
+    inputs = cache.inputs
+    chosen: list[str]
+    if inputs.files is None:
+        outputs = compile_globs(cache.outputs.files)
+        ws_outputs = compile_globs(cache.outputs.workspace_files)
+        chosen = [p for p in local if not outputs.match(p[strip:]) and not ws_outputs.match(p)]
+    else:
+        wanted = compile_globs(inputs.files)
+        chosen = [p for p in local if wanted.match(p[strip:])]
+    if inputs.workspace_files:
+        chosen.extend(_workspace_paths(inputs.workspace_files, files))
+    out: list[KeyComponent] = []
+    for path in dict.fromkeys(chosen):
+        found = files.id_of(path)
+        if found is not None:
+            out.append(KeyComponent(Kind.FILE, path, found))
+    return out
+
+
+def _workspace_paths(patterns: Sequence[str], files: FileTable) -> list[str]:
+    matcher = compile_globs(patterns)
+    candidates: dict[str, None] = {}
+    for pattern in matcher.includes:
+        candidates.update(dict.fromkeys(files.paths_with_prefix(fixed_prefix(pattern))))
+    return [p for p in candidates if matcher.match(p)]
+
+
+def _files_dir(ws: Workspace, project: Project) -> str:
+    """The project's directory as git names its files: a member linked from elsewhere under the
+    root is read where it really lives, since git lists the files there and not by the link."""
+    root = os.path.realpath(ws.root)
+    real = os.path.realpath(ws.root / project.rel_dir)
+    if real == root:
+        return "."
+    if real.startswith(root + os.sep):
+        return PurePosixPath(os.path.relpath(real, root)).as_posix()
+    return project.rel_dir
+
+
+def _nested_dirs(ws: Workspace, project: Project, base: str) -> list[str]:
+    """The other projects inside this one, as directories under `base` (its files' real place)."""
+    out: list[str] = []
+    for other in ws.projects:
+        if other.name == project.name:
+            continue
+        if _inside(other.rel_dir, base):
+            out.append(other.rel_dir)
+        elif base != project.rel_dir and _inside(other.rel_dir, project.rel_dir):
+            out.append(_rebase(other.rel_dir, project.rel_dir, base))
+    return out
+
+
+def _inside(rel_dir: str, base: str) -> bool:
+    if rel_dir in (".", "", base):
+        return False
+    return base == "." or rel_dir.startswith(base + "/")
+
+
+def _manifest_path(project: Project, base: str) -> str | None:
+    """`Project.manifest` (root-relative) where git names it: under `base`, past any link."""
+    if project.manifest is None or base == project.rel_dir:
+        return project.manifest
+    return _rebase(project.manifest, project.rel_dir, base)
+
+
+def _rebase(path: str, old: str, new: str) -> str:
+    """`path`, inside the directory `old`, moved to the same place inside `new`."""
+    suffix = path if old == "." else path[len(old) + 1 :]
+    return suffix if new == "." else f"{new}/{suffix}"
+
+
+def _select_upstream(
+    task_id: str,
+    scope: tuple[str, str],
+    entries: Sequence[str],
+    upstream: Mapping[str, str],
+    group_members: Mapping[str, Sequence[str]],
+) -> dict[str, str]:
+    """The dependencies `inputs.tasks` keeps; an entry that reaches only a group's member is
+    refused, since selecting nothing would stop the key from moving with that member.
+
+    `scope` is (this task's project, the root project's name), which `//#name` stands for.
+    """
+    tests = [(entry, _reference(task_id, scope, entry)) for entry in entries]
+    for entry, test in tests:
+        if any(test(dep) for dep in upstream):
+            continue
+        for group in upstream:
+            member = next((m for m in group_members.get(group, ()) if test(m)), None)
+            if member is not None:
+                group_task = TaskId.parse(group).task
+                raise UserError(
+                    ErrorCode.CONFIG,
+                    f"{task_id}: cache.inputs.tasks: '{entry}' reaches {member} only through the"
+                    f" group {group} and selects nothing — name '{group_task}' or depend on"
+                    f" {member} directly",
+                )
+    return {dep: key for dep, key in upstream.items() if any(test(dep) for _, test in tests)}
+
+
+def _reference(task_id: str, scope: tuple[str, str], entry: str) -> Callable[[str], bool]:
+    """A test of a dependency id for one entry: `name`, `^name`, `pkg#name` or `//#name`."""
+    own, root = scope
+    name = entry.removeprefix("^")
+    project, sep, task = name.rpartition("#")
+    malformed = sep and (name != entry or not project or not task)
+    if not task or malformed or task.startswith("^") or any(ch.isspace() for ch in entry):
+        raise UserError(
+            ErrorCode.CONFIG,
+            f"{task_id}: cache.inputs.tasks: '{entry}' names no task"
+            " — write 'build', '^build', 'pkg#build' or '//#build'",
+        )
+    if entry.startswith("^"):
+        return lambda dep: _split(dep)[1] == name and _split(dep)[0] != own
+    if sep:
+        projects = {project, root} if project == ROOT else {project}
+        return lambda dep: _split(dep)[1] == task and _split(dep)[0] in projects
+    return lambda dep: _split(dep) == (own, name)
+
+
+def _split(dep: str) -> tuple[str, str]:
+    project, _, task = dep.rpartition("#")
+    return project, task

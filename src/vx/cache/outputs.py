@@ -1,0 +1,119 @@
+"""Declared outputs on disk: find what a task's output globs hold, clean it, check the globs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vx.errors import ConfigError
+from vx.util.globs import compile_globs, fixed_prefix
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from vx.util.globs import Matcher
+
+_SKIP_DIRS = frozenset({".git", "node_modules"})
+
+
+def output_paths(base: Path, patterns: Sequence[str], *, stop_at: Iterable[str] = ()) -> list[str]:
+    """Every file and symlink under `base` the globs select (POSIX, relative to base), sorted.
+
+    Walks only below each positive pattern's literal prefix, never into `.git`,
+    `node_modules`, a nested project (`stop_at`, relative to base) or through a symlinked dir.
+    """
+    if not patterns:
+        return []
+    matcher = compile_globs(patterns)
+    stops = frozenset(stop_at)
+    found: set[str] = set()
+    for start in _starts(matcher):
+        top = base / start if start else base
+        if top.is_symlink() or top.is_file():
+            if matcher.match(start):
+                found.add(start)
+            continue
+        for dirpath, dirnames, filenames in os.walk(top):
+            rel_dir = os.path.relpath(dirpath, base).replace(os.sep, "/")
+            rel_dir = "" if rel_dir == "." else rel_dir
+            keep = []
+            for name in dirnames:
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                if name in _SKIP_DIRS or rel in stops:
+                    continue
+                if Path(dirpath, name).is_symlink():
+                    if matcher.match(rel):
+                        found.add(rel)
+                    continue
+                keep.append(name)
+            dirnames[:] = keep
+            for name in filenames:
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                if matcher.match(rel):
+                    found.add(rel)
+    return sorted(found)
+
+
+def clean_outputs(base: Path, patterns: Sequence[str], *, stop_at: Iterable[str] = ()) -> None:
+    """Delete what the globs select, then the directories that emptied and the globs select.
+
+    A path a `!` entry takes back is neither deleted nor has its directory removed.
+    """
+    matcher = compile_globs(patterns)
+    paths = output_paths(base, patterns, stop_at=stop_at)
+    dirs: set[str] = set()
+    for rel in paths:
+        target = base / rel
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        else:
+            target.unlink(missing_ok=True)
+        parent = rel.rpartition("/")[0]
+        while parent:
+            dirs.add(parent)
+            parent = parent.rpartition("/")[0]
+    for rel in sorted(dirs, key=lambda d: -d.count("/")):
+        if matcher.match(rel) or matcher.match(rel + "/"):
+            try:
+                (base / rel).rmdir()
+            except OSError:
+                continue
+
+
+def _starts(matcher: Matcher) -> list[str]:
+    """The literal prefixes to walk, with any prefix that lies under another dropped."""
+    prefixes = sorted({fixed_prefix(p) for p in matcher.includes})
+    kept: list[str] = []
+    for prefix in prefixes:
+        if any(prefix == k or prefix.startswith(k + "/") or not k for k in kept):
+            continue
+        kept.append(prefix)
+    return kept
+
+
+def check_own_files(path: str, task: str, patterns: Sequence[str], own: Iterable[str]) -> None:
+    """Refuse output globs that cover the project's own manifest or vx config.
+
+    Cleaning outputs before a run would delete them.
+    """
+    matcher = compile_globs(patterns)
+    for name in own:
+        if matcher.match(name):
+            raise ConfigError(
+                path,
+                f"covers {name}, which vx would delete when it cleans the outputs"
+                " — narrow the glob",
+                f"tasks.{task}.cache.outputs.files",
+            )
+
+
+def prefixes_overlap(a: Sequence[str], b: Sequence[str]) -> tuple[str, str] | None:
+    """Two glob lists whose walks could meet: a pair of literal prefixes, one holding the other."""
+    for pa in compile_globs(a).includes:
+        for pb in compile_globs(b).includes:
+            x, y = fixed_prefix(pa), fixed_prefix(pb)
+            if not x or not y or x == y or x.startswith(y + "/") or y.startswith(x + "/"):
+                return pa, pb
+    return None

@@ -1,0 +1,224 @@
+"""A restore's staging dir: members land here, then move into place all at once or not at all."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Self
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_PREFIX = ".vx-restore-"
+
+Parts = tuple[str, ...]
+
+
+class Blocked(Exception):  # noqa: N818  the disk, not the artifact, said no
+    """The disk refused a restore: a symlink or directory in the way, no room, no permission."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _errname(err: OSError) -> str:
+    return errno.errorcode.get(err.errno or 0, "error")
+
+
+def _walk(base: int, parts: Parts, *, create: bool) -> int:
+    """Open the directory `parts` below `base` without following any symlink on the way."""
+    fd = os.open(".", _DIR_FLAGS, dir_fd=base)
+    try:
+        for part in parts:
+            try:
+                inner = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                os.mkdir(part, 0o777, dir_fd=fd)
+                inner = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+class StagedFile:
+    """A member's bytes on their way into the staging tree; the mode is set once all are in."""
+
+    def __init__(self, fd: int, mode: int, where: str) -> None:
+        self._fh = os.fdopen(fd, "wb")
+        self._mode = mode
+        self._where = where
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        try:
+            os.fchmod(self._fh.fileno(), self._mode)
+            self._fh.close()
+        except OSError as err:
+            raise Blocked(f"{_errname(err)} writing {self._where}") from err
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self._fh.write(data)
+        except OSError as err:
+            raise Blocked(f"{_errname(err)} writing {self._where}") from err
+
+
+class Staging:
+    """`<root>/.vx-restore-*/tree` mirrors the archive; `aside` keeps what a restore replaced.
+
+    Nothing here ever follows a symlink: every directory is opened with O_NOFOLLOW from a
+    descriptor of its parent, so a link on disk cannot redirect a write out of the root.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+        self._fds: list[int] = []
+        self._parent: tuple[Parts, int] | None = None
+        try:
+            self._dir = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=root))
+            self._root_fd = self._open(root)
+            for name in ("tree", "aside"):
+                (self._dir / name).mkdir()
+            self._tree_fd = self._open(self._dir / "tree")
+            self._aside_fd = self._open(self._dir / "aside")
+        except OSError as err:
+            self.close()
+            raise Blocked(f"{_errname(err)} writing in {root}") from err
+
+    def _open(self, path: Path) -> int:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        self._fds.append(fd)
+        return fd
+
+    def close(self) -> None:
+        if self._parent is not None:
+            os.close(self._parent[1])
+            self._parent = None
+        for fd in self._fds:
+            os.close(fd)
+        self._fds.clear()
+        if hasattr(self, "_dir"):
+            shutil.rmtree(self._dir, ignore_errors=True)
+
+    def _parent_of(self, parts: Parts) -> int:
+        """The staged parent dir of a member; archives are sorted, so the last one is reused."""
+        want = parts[:-1]
+        if self._parent is not None and self._parent[0] == want:
+            return self._parent[1]
+        if self._parent is not None:
+            os.close(self._parent[1])
+            self._parent = None
+        fd = _walk(self._tree_fd, want, create=True)
+        self._parent = (want, fd)
+        return fd
+
+    def _refused(self, err: OSError, parts: Parts) -> Blocked:
+        return Blocked(f"{_errname(err)} staging {'/'.join(parts)} in {self._root}")
+
+    def add_dir(self, parts: Parts) -> None:
+        try:
+            os.close(_walk(self._tree_fd, parts, create=True))
+        except OSError as err:
+            raise self._refused(err, parts) from err
+
+    def add_link(self, parts: Parts, target: str) -> None:
+        try:
+            os.symlink(target, parts[-1], dir_fd=self._parent_of(parts))
+        except OSError as err:
+            raise self._refused(err, parts) from err
+
+    def file(self, parts: Parts, mode: int) -> StagedFile:
+        try:
+            fd = os.open(parts[-1], _NEW_FILE, 0o600, dir_fd=self._parent_of(parts))
+        except OSError as err:
+            raise self._refused(err, parts) from err
+        return StagedFile(fd, mode, "/".join(parts))
+
+    def commit(self, dir_modes: Iterable[tuple[str, int]]) -> None:
+        """Move the staged tree into the root, then set directory modes; undo all on failure."""
+        log: list[tuple[Parts, str]] = []
+        try:
+            self._merge((), log)
+            for path, mode in sorted(dir_modes, reverse=True):
+                fd = _walk(self._root_fd, tuple(path.split("/")), create=False)
+                try:
+                    os.fchmod(fd, mode)
+                finally:
+                    os.close(fd)
+        except OSError as err:
+            self._undo(log)
+            raise Blocked(f"{_errname(err)} restoring into {self._root}") from err
+        except Blocked:
+            self._undo(log)
+            raise
+
+    def _merge(self, rel: Parts, log: list[tuple[Parts, str]]) -> None:
+        src = _walk(self._tree_fd, rel, create=False)
+        try:
+            dst = _walk(self._root_fd, rel, create=False)
+        except OSError:
+            os.close(src)
+            raise
+        try:
+            for name in sorted(os.listdir(src)):  # noqa: PTH208  a descriptor, not a path
+                self._merge_one(src, dst, (*rel, name), log)
+        finally:
+            os.close(src)
+            os.close(dst)
+
+    def _merge_one(self, src: int, dst: int, here: Parts, log: list[tuple[Parts, str]]) -> None:
+        name = here[-1]
+        src_dir = stat.S_ISDIR(os.stat(name, dir_fd=src, follow_symlinks=False).st_mode)
+        try:
+            dst_mode = os.stat(name, dir_fd=dst, follow_symlinks=False).st_mode
+        except FileNotFoundError:
+            os.rename(name, name, src_dir_fd=src, dst_dir_fd=dst)
+            log.append((here, ""))
+            return
+        if src_dir and stat.S_ISDIR(dst_mode):
+            self._merge(here, log)
+            return
+        if src_dir or stat.S_ISDIR(dst_mode):
+            what = "file"
+            if stat.S_ISLNK(dst_mode):
+                what = "symlink"
+            elif stat.S_ISDIR(dst_mode):
+                what = "directory"
+            raise Blocked(f"{'/'.join(here)} is a {what} on disk where the artifact has another")
+        aside = str(len(log))
+        os.rename(name, aside, src_dir_fd=dst, dst_dir_fd=self._aside_fd)
+        log.append((here, aside))
+        os.rename(name, name, src_dir_fd=src, dst_dir_fd=dst)
+        log.append((here, ""))
+
+    def _undo(self, log: list[tuple[Parts, str]]) -> None:
+        """Put the root back as it was: staged entries leave, replaced ones return."""
+        for here, aside in reversed(log):
+            with contextlib.suppress(OSError):
+                dst = _walk(self._root_fd, here[:-1], create=False)
+                try:
+                    if aside:
+                        os.rename(aside, here[-1], src_dir_fd=self._aside_fd, dst_dir_fd=dst)
+                    else:
+                        src = _walk(self._tree_fd, here[:-1], create=True)
+                        try:
+                            os.rename(here[-1], here[-1], src_dir_fd=dst, dst_dir_fd=src)
+                        finally:
+                            os.close(src)
+                finally:
+                    os.close(dst)

@@ -1,0 +1,262 @@
+"""The only module that runs git: a pinned environment, one call per question, one-line refusals.
+
+Paths come back relative to the workspace root, which may sit below the repository's top level:
+`git status` always names paths from the top, so every listing is taken with `--full-name` and
+the root's prefix is stripped. Output is read with `-z` and decoded with the file system's
+encoding, so names holding spaces, newlines or undecodable bytes survive the round trip.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple
+
+from vx.errors import ErrorCode, UserError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+# Fixed so that output never depends on the user's locale, pager or a lock another git holds:
+# GIT_OPTIONAL_LOCKS=0 keeps `git status` from rewriting the index behind an editor's back.
+_PINNED_ENV = {
+    "LC_ALL": "C",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+    "GIT_TERMINAL_PROMPT": "0",
+}
+
+GITLINK_MODE = "160000"
+
+
+class GitError(UserError):
+    """git is missing or cannot answer for the workspace root; `root` is the directory asked."""
+
+    def __init__(self, message: str, root: Path | None = None) -> None:
+        super().__init__(ErrorCode.REFUSED, message)
+        self.root = root
+
+
+class IndexEntry(NamedTuple):
+    """One stage-0 index entry: git's octal mode (`100644`, `100755`, `120000`, `160000`) and id."""
+
+    mode: str
+    blob: str
+
+
+@dataclass(frozen=True, slots=True)
+class StatusSnapshot:
+    """How the work tree differs from the index, root-relative.
+
+    `modified` holds every path whose work-tree bytes or mode may differ from its index entry
+    (edited, type-changed, intent-to-add, unmerged): those must be read. `deleted` holds index
+    paths gone from the work tree. `untracked` holds files git would add, never ignored ones.
+    `renames` maps a staged rename's new path to its old one.
+    """
+
+    modified: frozenset[str] = frozenset()
+    deleted: frozenset[str] = frozenset()
+    untracked: frozenset[str] = frozenset()
+    renames: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True, slots=True)
+class GitSnapshot:
+    """What one run knows of git: taken once, by three git processes, before any key is derived.
+
+    `prefix` is the workspace root's path below the repository's top level (`""` or `"a/b/"`).
+    """
+
+    root: Path
+    prefix: str
+    head: str
+    index: Mapping[str, IndexEntry]
+    status: StatusSnapshot
+
+
+@dataclass(frozen=True, slots=True)
+class _Where:
+    prefix: str
+    head: str | None
+
+
+def snapshot(root: Path, *, env: Mapping[str, str] | None = None) -> GitSnapshot:
+    """The index and the work tree's state under `root`: one rev-parse, ls-files and status."""
+    where = _locate(root, env)
+    head = _require_head(root, where)
+    return GitSnapshot(
+        root=root,
+        prefix=where.prefix,
+        head=head,
+        index=_ls_files(root, where.prefix, env),
+        status=_status(root, where.prefix, env),
+    )
+
+
+def ls_files_stage(root: Path, *, env: Mapping[str, str] | None = None) -> dict[str, IndexEntry]:
+    """Every stage-0 index entry under `root`, by root-relative path."""
+    return _ls_files(root, _locate(root, env).prefix, env)
+
+
+def status(root: Path, *, env: Mapping[str, str] | None = None) -> StatusSnapshot:
+    """The work tree's differences from the index under `root`."""
+    return _status(root, _locate(root, env).prefix, env)
+
+
+def head(root: Path, *, env: Mapping[str, str] | None = None) -> str:
+    """The commit HEAD names; a repository with no commit is refused."""
+    return _require_head(root, _locate(root, env))
+
+
+def branch(root: Path, *, env: Mapping[str, str] | None = None) -> str | None:
+    """The checked-out branch's short name, or None on a detached HEAD."""
+    _locate(root, env)
+    proc = _git(root, ("symbolic-ref", "-q", "--short", "HEAD"), env)
+    if proc.returncode == 1:
+        return None
+    _check(root, "symbolic-ref", proc)
+    return os.fsdecode(proc.stdout).strip() or None
+
+
+def repo_identity(root: Path, *, env: Mapping[str, str] | None = None) -> str:
+    """A name every clone and worktree of one repository shares, for a shared cache store.
+
+    It is the root commit(s) of HEAD's history (`root:<id>[,<id>]`). A repository with no
+    commit, or a shallow clone whose oldest commit is only a graft point that moves as the clone
+    deepens, falls back to its common git dir (`dir:<realpath>`), shared by its worktrees only.
+    """
+    _locate(root, env)
+    proc = _git(root, ("rev-parse", "--is-shallow-repository", "--git-common-dir"), env)
+    _check(root, "rev-parse", proc)
+    shallow, common = os.fsdecode(proc.stdout).rstrip("\n").split("\n", 1)
+    if shallow != "true":
+        roots = _git(root, ("rev-list", "--max-parents=0", "HEAD"), env)
+        ids = sorted(os.fsdecode(roots.stdout).split())
+        if roots.returncode == 0 and ids:
+            return "root:" + ",".join(ids)
+    return "dir:" + os.path.realpath(root / common)
+
+
+def _locate(root: Path, env: Mapping[str, str] | None) -> _Where:
+    args = ("rev-parse", "--is-inside-work-tree", "--show-prefix", "--verify", "-q", "HEAD")
+    proc = _git(root, args, env)
+    lines = os.fsdecode(proc.stdout).split("\n")
+    in_work_tree = proc.returncode in (0, 1) and lines[0] == "true"
+    if not in_work_tree:
+        if proc.returncode in (0, 1) or b"not a git repository" in proc.stderr:
+            raise GitError(f"vx requires git: {root} is not inside a git work tree", root)
+        _check(root, "rev-parse", proc)
+    # `--verify -q` exits 1, after printing the prefix, when HEAD names no commit yet.
+    if proc.returncode == 1:
+        return _Where(prefix="\n".join(lines[1:-1]), head=None)
+    return _Where(prefix="\n".join(lines[1:-2]), head=lines[-2])
+
+
+def _require_head(root: Path, where: _Where) -> str:
+    if where.head is None:
+        raise GitError(
+            f"vx requires git: {root} is a git repository with no commit yet"
+            " — commit once and re-run",
+            root,
+        )
+    return where.head
+
+
+def _ls_files(root: Path, prefix: str, env: Mapping[str, str] | None) -> dict[str, IndexEntry]:
+    proc = _git(root, ("ls-files", "-s", "-z", "--full-name", "--", "."), env)
+    _check(root, "ls-files", proc)
+    entries: dict[str, IndexEntry] = {}
+    for record in proc.stdout.split(b"\0"):
+        if not record:
+            continue
+        meta, _, raw_path = record.partition(b"\t")
+        mode, blob, stage = meta.decode("ascii").split(" ")
+        path = _relative(raw_path, prefix)
+        if stage == "0" and path is not None:
+            entries[path] = IndexEntry(mode, blob)
+    return entries
+
+
+def _status(root: Path, prefix: str, env: Mapping[str, str] | None) -> StatusSnapshot:
+    proc = _git(root, ("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", "."), env)
+    _check(root, "status", proc)
+    modified: set[str] = set()
+    deleted: set[str] = set()
+    untracked: set[str] = set()
+    renames: dict[str, str] = {}
+    tokens = iter(proc.stdout.split(b"\0"))
+    for token in tokens:
+        if len(token) < 4:
+            continue
+        x, y = chr(token[0]), chr(token[1])
+        path = _relative(token[3:], prefix)
+        orig = _relative(next(tokens, b""), prefix) if x in "RC" or y in "RC" else None
+        if path is None:
+            continue
+        if x == "?":
+            # An embedded repository is listed as a directory; it holds no file vx can hash.
+            if not path.endswith("/"):
+                untracked.add(path)
+        elif "U" in (x, y) or x + y in ("AA", "DD"):
+            modified.add(path)
+        elif y == "D":
+            deleted.add(path)
+        elif y != " ":
+            modified.add(path)
+        if orig is None:
+            continue
+        if x == "R":
+            renames[path] = orig
+        if y == "R":
+            deleted.add(orig)
+    return StatusSnapshot(
+        modified=frozenset(modified),
+        deleted=frozenset(deleted),
+        untracked=frozenset(untracked),
+        renames=MappingProxyType(renames),
+    )
+
+
+def _relative(raw: bytes, prefix: str) -> str | None:
+    path = os.fsdecode(raw)
+    if not path or not path.startswith(prefix):
+        return None
+    return path[len(prefix) :]
+
+
+def _git(
+    root: Path, args: tuple[str, ...], env: Mapping[str, str] | None
+) -> subprocess.CompletedProcess[bytes]:
+    base = os.environ if env is None else env
+    try:
+        return subprocess.run(
+            ["git", "--no-pager", *args],
+            cwd=root,
+            env={**base, **_PINNED_ENV},
+            capture_output=True,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        if exc.filename not in (None, "git"):
+            raise GitError(f"vx requires git: {root} is not inside a git work tree", root) from None
+        raise GitError(
+            "vx requires git: failed to spawn 'git' (not found on PATH) — install git and re-run",
+            root,
+        ) from None
+    except OSError as exc:
+        raise GitError(
+            f"vx requires git: failed to spawn 'git' ({exc.strerror}) — install git and re-run",
+            root,
+        ) from None
+
+
+def _check(root: Path, verb: str, proc: subprocess.CompletedProcess[bytes]) -> None:
+    if proc.returncode == 0:
+        return
+    lines = os.fsdecode(proc.stderr).strip().splitlines()
+    detail = lines[0] if lines else f"exit {proc.returncode}"
+    raise GitError(f"vx requires git: `git {verb}` failed in {root}: {detail}", root)

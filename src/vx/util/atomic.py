@@ -1,0 +1,84 @@
+"""Crash-safe file writes: a reader sees the old file or the whole new one, never a torn one."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import tempfile
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+TEMP_MARKER = ".tmp-"
+"""Between a target's name and the random part of its temp: `<name>.tmp-<random>`."""
+
+_NO_HARD_LINKS = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK})
+
+
+def write_atomic(
+    path: Path,
+    data: bytes | str | Callable[[IO[bytes]], None],
+    *,
+    mode: int = 0o644,
+    exclusive: bool = False,
+) -> bool:
+    """Write `data` (or let a writer fill the file) to `path` through a temp beside it.
+
+    The temp is fsynced, renamed over `path`, and the directory fsynced, so a crash leaves the
+    old file or the new one. With `exclusive`, an existing `path` wins and the new bytes are
+    dropped (returns False): two writers of one cache key keep the first. The temp is removed
+    on every failure, an interrupt included.
+    """
+    directory = path.parent
+    fd, temp_name = tempfile.mkstemp(prefix=path.name + TEMP_MARKER, dir=directory)
+    temp = Path(temp_name)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            if callable(data):
+                data(fh)
+            else:
+                fh.write(data.encode() if isinstance(data, str) else data)
+            fh.flush()
+            os.fchmod(fh.fileno(), mode)
+            os.fsync(fh.fileno())
+        placed = _place(temp, path) if exclusive else _replace(temp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+    fsync_dir(directory)
+    return placed
+
+
+def _replace(temp: Path, path: Path) -> bool:
+    temp.replace(path)
+    return True
+
+
+def _place(temp: Path, path: Path) -> bool:
+    """Link the temp in under its final name, which fails instead of replacing a winner."""
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        return False
+    except OSError as err:
+        if err.errno not in _NO_HARD_LINKS:
+            raise
+        if path.exists():
+            return False
+        return _replace(temp, path)
+    return True
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename in `directory` durable; file systems that cannot sync a directory pass."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    except OSError as err:
+        if err.errno not in (errno.EINVAL, errno.EBADF):
+            raise
+    finally:
+        os.close(fd)

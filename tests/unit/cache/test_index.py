@@ -1,0 +1,248 @@
+"""The SQLite index: entries, run history, schema resets, corrupt files and concurrent writers."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from vx.cache.archive import ArtifactInfo, Recorded
+from vx.cache.index import (
+    INDEX_NAME,
+    SCHEMA_VERSION,
+    IndexStats,
+    InvocationRow,
+    LogChunk,
+    RunRow,
+    open_index,
+)
+from vx.cache.key import KeyComponent, Kind
+from vx.events import CacheOutcome, Stream, TaskStatus
+
+SRC = Path(__file__).resolve().parents[3] / "src"
+
+ARTIFACT = ArtifactInfo(
+    123,
+    "00000000deadbeef",
+    (
+        Recorded("dist", "dir", 0o755),
+        Recorded("dist/a.js", "file", 0o644, 5, "1111111111111111"),
+        Recorded("dist/l", "link", target="a.js"),
+    ),
+)
+
+
+def test_schema_version_is_pinned() -> None:
+    # Bumping it resets every user's index once (never the artifacts): say so in the release.
+    assert SCHEMA_VERSION == 1
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000
+
+    def __call__(self) -> int:
+        return self.now
+
+
+def test_an_entry_round_trips_with_its_inputs_and_log(tmp_path: Path) -> None:
+    clock = Clock()
+    index = open_index(tmp_path, now_ms=clock)
+    assert index.notice is None
+    inputs = [KeyComponent(Kind.FORMAT, "version", "v1"), KeyComponent(Kind.FILE, "src/a.ts", "bb")]
+    log = [LogChunk(Stream.STDOUT, "one\n"), LogChunk(Stream.STDERR, "two\n")]
+    index.put_entry(
+        "0123456789abcdef",
+        project="web",
+        task="build",
+        artifact=ARTIFACT,
+        inputs=inputs,
+        log=log,
+        duration_ms=12.5,
+        cpu_ms=10.0,
+        peak_rss_bytes=4096,
+    )
+    entry = index.get_entry("0123456789abcdef")
+    assert entry is not None
+    assert (entry.project, entry.task, entry.artifact) == ("web", "build", ARTIFACT)
+    assert (entry.created_at_ms, entry.last_used_at_ms) == (1_000, 1_000)
+    assert (entry.duration_ms, entry.cpu_ms, entry.peak_rss_bytes) == (12.5, 10.0, 4096)
+    assert index.entry_inputs(entry.key) == tuple(inputs)
+    assert index.entry_log(entry.key) == tuple(log)
+    assert index.stats() == IndexStats(1, 123)
+
+    clock.now = 5_000
+    index.touch([entry.key, "ffffffffffffffff"])
+    touched = index.get_entry(entry.key)
+    assert touched is not None
+    assert (touched.created_at_ms, touched.last_used_at_ms) == (1_000, 5_000)
+
+    index.put_entry(entry.key, project="web", task="build", artifact=ARTIFACT, inputs=inputs[:1])
+    assert index.entry_inputs(entry.key) == tuple(inputs[:1])
+    assert index.entry_log(entry.key) == ()
+
+    index.drop_entry(entry.key)
+    assert index.get_entry(entry.key) is None
+    assert index.entry_inputs(entry.key) == ()
+    assert index.stats() == IndexStats(0, 0)
+    index.close()
+
+
+def test_run_history_is_plain_sql(tmp_path: Path) -> None:
+    index = open_index(tmp_path)
+    rows = [
+        RunRow("r1", "web", "build", TaskStatus.SUCCESS, CacheOutcome.LOCAL, key="k1"),
+        RunRow("r1", "web", "test", TaskStatus.FAILED, CacheOutcome.MISS, exit_code=1),
+        RunRow("r1", "api", "lint", TaskStatus.SUCCESS, CacheOutcome.UP_TO_DATE, timed_out=False),
+    ]
+    inv = InvocationRow(
+        "r1",
+        "vx run build test",
+        1,
+        2,
+        1,
+        git_branch="main",
+        tags=(("team", "web"),),
+        tasks=3,
+        cache_hits=2,
+        failed=1,
+    )
+    index.record_invocation(inv, rows)
+    index.record_runs([RunRow("r2", "web", "build", TaskStatus.SUCCESS, CacheOutcome.MISS)])
+    index.close()
+    conn = sqlite3.connect(tmp_path / INDEX_NAME)
+    got = conn.execute(
+        "SELECT run_id, project, task, status, cache, cache_hit, exit_code FROM runs ORDER BY id"
+    ).fetchall()
+    assert got == [
+        ("r1", "web", "build", "success", "local", 1, None),
+        ("r1", "web", "test", "failed", "miss", 0, 1),
+        ("r1", "api", "lint", "success", "up-to-date", 1, None),
+        ("r2", "web", "build", "success", "miss", 0, None),
+    ]
+    header = conn.execute("SELECT command, git_branch, tags, failed FROM invocations").fetchone()
+    assert header == ("vx run build test", "main", json.dumps({"team": "web"}), 1)
+    assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    conn.close()
+
+
+def test_a_schema_from_another_version_resets_the_tables_once(tmp_path: Path) -> None:
+    index = open_index(tmp_path)
+    index.put_entry("0123456789abcdef", project="p", task="t", artifact=ARTIFACT)
+    index.close()
+    artifact = tmp_path / "0123456789abcdef.tar.zst"
+    artifact.write_bytes(b"bytes")
+    conn = sqlite3.connect(tmp_path / INDEX_NAME)
+    conn.execute("UPDATE meta SET value = '999' WHERE name = 'schema_version'")
+    conn.execute("CREATE TABLE leftover (x)")
+    conn.commit()
+    conn.close()
+
+    index = open_index(tmp_path)
+    assert (
+        index.notice == f"cache index schema changed (v999 → v{SCHEMA_VERSION}); entries were reset"
+    )
+    assert index.get_entry("0123456789abcdef") is None
+    index.close()
+    assert artifact.read_bytes() == b"bytes"
+    again = open_index(tmp_path)
+    assert again.notice is None
+    again.close()
+
+
+def test_an_index_from_before_the_meta_table_is_reset(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / INDEX_NAME)
+    conn.execute("CREATE TABLE entries (hash TEXT)")
+    conn.commit()
+    conn.close()
+    index = open_index(tmp_path)
+    assert index.notice is not None
+    assert "(v0 → v" in index.notice
+    index.close()
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [b"this is not a database, it only sits where one should be" * 100, b"\0" * 4096],
+    ids=["text", "zeros"],
+)
+def test_a_file_that_is_not_a_database_is_moved_aside(tmp_path: Path, garbage: bytes) -> None:
+    (tmp_path / INDEX_NAME).write_bytes(garbage)
+    index = open_index(tmp_path, now_ms=lambda: 42)
+    assert index.notice is not None
+    assert "was unreadable" in index.notice
+    assert (tmp_path / f"{INDEX_NAME}.corrupt-42").read_bytes() == garbage
+    index.put_entry("0123456789abcdef", project="p", task="t", artifact=ARTIFACT)
+    assert index.get_entry("0123456789abcdef") is not None
+    index.close()
+
+
+def test_threads_each_get_a_connection_and_lose_nothing(tmp_path: Path) -> None:
+    index = open_index(tmp_path)
+
+    def write(t: int) -> None:
+        for i in range(50):
+            index.put_entry(f"{t:08x}{i:08x}", project="p", task="t", artifact=ARTIFACT)
+
+    threads = [threading.Thread(target=write, args=(t,)) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert index.stats().entries == 200
+    index.close()
+
+
+WRITER = """
+import sys
+from pathlib import Path
+from vx.cache.archive import ArtifactInfo
+from vx.cache.index import LogChunk, RunRow, open_index
+from vx.cache.key import KeyComponent, Kind
+from vx.events import CacheOutcome, Stream, TaskStatus
+index, tag, go = open_index(Path(sys.argv[1])), int(sys.argv[2]), Path(sys.argv[3])
+while not go.exists():
+    pass
+for i in range(200):
+    key = f"{tag:08x}{i:08x}"
+    index.put_entry(
+        key, project="p", task="t", artifact=ArtifactInfo(i, key),
+        inputs=[KeyComponent(Kind.FILE, f"f{n}", key) for n in range(5)],
+        log=[LogChunk(Stream.STDOUT, key)],
+    )
+    index.touch([key])
+    index.record_runs([RunRow(key, "p", "t", TaskStatus.SUCCESS, CacheOutcome.MISS, key=key)])
+"""
+
+
+def test_two_writer_processes_lose_no_entry_and_never_see_a_lock(tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(WRITER), str(tmp_path), str(tag), str(go)],
+            cwd="/",
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tag in (1, 2)
+    ]
+    go.touch()
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        assert "locked" not in err
+    conn = sqlite3.connect(tmp_path / INDEX_NAME)
+    assert conn.execute("SELECT count(*) FROM entries").fetchone() == (400,)
+    assert conn.execute("SELECT count(*) FROM entry_inputs").fetchone() == (2000,)
+    assert conn.execute("SELECT count(*) FROM runs").fetchone() == (400,)
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    conn.close()
