@@ -9,7 +9,7 @@ def package(name: str, deps: tuple[str, ...] = (), version: str = "1.0.0") -> di
     """A package.json that links `deps` through the workspace protocol."""
     doc: dict[str, Any] = {"name": name, "version": version}
     if deps:
-        doc["dependencies"] = {d: "workspace:*" for d in deps}
+        doc["dependencies"] = dict.fromkeys(deps, "workspace:*")
     return doc
 
 

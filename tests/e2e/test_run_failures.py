@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from tests.e2e.runws import tree
 
 
@@ -74,9 +73,7 @@ def test_retry_reruns_a_failed_task(workspace, vx):
 
 
 def test_exec_retries_beats_the_flag(workspace, vx):
-    files = tree(
-        {"a": ((), {"t": {"exec": {"command": "echo try >> log; exit 1", "retries": 0}}})}
-    )
+    files = tree({"a": ((), {"t": {"exec": {"command": "echo try >> log; exit 1", "retries": 0}}})})
     root = workspace(files)
     vx(["run", "t", "--retry=3"], root / "packages/a").assert_code(1)
     assert (root / "packages/a/log").read_text().count("try") == 1
@@ -99,9 +96,7 @@ def test_timeout_fails_with_143(workspace, vx, how, env):
 
 
 def test_exec_timeout_beats_the_flag(workspace, vx):
-    files = tree(
-        {"a": ((), {"slow": {"exec": {"command": "sleep 30", "timeout": 200}}})}
-    )
+    files = tree({"a": ((), {"slow": {"exec": {"command": "sleep 30", "timeout": 200}}})})
     root = workspace(files)
     r = vx(["run", "slow", "--timeout", "60000"], root / "packages/a")
     assert r.code == 1
