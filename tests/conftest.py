@@ -120,12 +120,20 @@ def run_vx(
     env: Mapping[str, str] | None = None,
     input_text: str | None = None,
     timeout: float = 120,
+    home: Path | None = None,
 ) -> VxResult:
-    """Run `python vx.py ARGS` in cwd, as a user would run `vx ARGS`."""
+    """Run `python vx.py ARGS` in cwd, as a user would run `vx ARGS`.
+
+    `home` is the user's home for this run: the default cache store lives under it, so each
+    test gets a store of its own.
+    """
+    full = base_env(env)
+    if home is not None and "HOME" not in (env or {}):
+        full["HOME"] = str(home)
     proc = subprocess.run(
         [sys.executable, str(VX), *args],
         cwd=cwd,
-        env=base_env(env),
+        env=full,
         input=input_text,
         capture_output=True,
         text=True,
@@ -136,9 +144,16 @@ def run_vx(
 
 
 @pytest.fixture
-def vx() -> Callable[..., VxResult]:
-    """The `run_vx` helper as a fixture."""
-    return run_vx
+def vx(tmp_path: Path) -> Callable[..., VxResult]:
+    """The `run_vx` helper as a fixture, with a home (and so a cache store) per test."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+
+    def run(args: Sequence[str], cwd: Path, **kw: Any) -> VxResult:
+        kw.setdefault("home", home)
+        return run_vx(args, cwd, **kw)
+
+    return run
 
 
 _REDACTIONS = (

@@ -32,10 +32,11 @@ def sleepers(n: int = 3, *, ignore_term: bool = False) -> dict:
 
 
 def start_vx(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """vx in the background, with a home (so a cache store) beside the workspace."""
     return subprocess.Popen(
         [sys.executable, str(VX), *args],
         cwd=cwd,
-        env=base_env(env),
+        env=base_env({"HOME": str(cwd.parent / "home"), **(env or {})}),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -122,7 +123,7 @@ def test_a_closed_pipe_does_not_change_the_verdict(workspace):
     proc = subprocess.run(
         ["bash", "-c", script],
         cwd=root,
-        env=base_env(),
+        env=base_env({"HOME": str(root.parent / "home")}),
         capture_output=True,
         text=True,
         timeout=60,
@@ -195,7 +196,7 @@ def test_the_live_region_draws_on_a_terminal(workspace):
     if pid == 0:  # the child: vx on a 100x40 terminal
         fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
         os.chdir(root)
-        env = base_env({"TERM": "xterm-256color", "COLUMNS": "100"})
+        env = base_env({"TERM": "xterm-256color", "HOME": str(root.parent / "home")})
         os.execve(sys.executable, [sys.executable, str(VX), "run", "nap", "--all"], env)  # noqa: S606
     chunks: list[bytes] = []
     while True:
