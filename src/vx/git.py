@@ -69,6 +69,8 @@ class GitSnapshot:
     """What one run knows of git: taken once, by three git processes, before any key is derived.
 
     `prefix` is the workspace root's path below the repository's top level (`""` or `"a/b/"`).
+    `git_dir` and `common_dir` (absolute) and `shallow` come from the same rev-parse, so the
+    branch and the repository's identity cost no further git process on a warm run.
     """
 
     root: Path
@@ -76,12 +78,18 @@ class GitSnapshot:
     head: str
     index: Mapping[str, IndexEntry]
     status: StatusSnapshot
+    git_dir: Path
+    common_dir: Path
+    shallow: bool
 
 
 @dataclass(frozen=True, slots=True)
 class _Where:
     prefix: str
     head: str | None
+    git_dir: Path
+    common_dir: Path
+    shallow: bool
 
 
 def snapshot(root: Path, *, env: Mapping[str, str] | None = None) -> GitSnapshot:
@@ -94,7 +102,32 @@ def snapshot(root: Path, *, env: Mapping[str, str] | None = None) -> GitSnapshot
         head=head,
         index=_ls_files(root, where.prefix, env),
         status=_status(root, where.prefix, env),
+        git_dir=where.git_dir,
+        common_dir=where.common_dir,
+        shallow=where.shallow,
     )
+
+
+def head_branch(snap: GitSnapshot) -> str | None:
+    """The checked-out branch, read from the work tree's HEAD file; None when detached."""
+    try:
+        text = (snap.git_dir / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    ref = text.removeprefix("ref: ")
+    if ref == text or not ref.startswith("refs/heads/"):
+        return None
+    return ref.removeprefix("refs/heads/")
+
+
+def root_commits(snap: GitSnapshot, *, env: Mapping[str, str] | None = None) -> str:
+    """`repo_identity` for a snapshot already taken: at most one more git process (rev-list)."""
+    if not snap.shallow:
+        roots = _git(snap.root, ("rev-list", "--max-parents=0", "HEAD"), env)
+        ids = sorted(os.fsdecode(roots.stdout).split())
+        if roots.returncode == 0 and ids:
+            return "root:" + ",".join(ids)
+    return "dir:" + os.path.realpath(snap.common_dir)
 
 
 def ls_files_stage(root: Path, *, env: Mapping[str, str] | None = None) -> dict[str, IndexEntry]:
@@ -142,7 +175,17 @@ def repo_identity(root: Path, *, env: Mapping[str, str] | None = None) -> str:
 
 
 def _locate(root: Path, env: Mapping[str, str] | None) -> _Where:
-    args = ("rev-parse", "--is-inside-work-tree", "--show-prefix", "--verify", "-q", "HEAD")
+    args = (
+        "rev-parse",
+        "--is-inside-work-tree",
+        "--show-prefix",
+        "--git-dir",
+        "--git-common-dir",
+        "--is-shallow-repository",
+        "--verify",
+        "-q",
+        "HEAD",
+    )
     proc = _git(root, args, env)
     lines = os.fsdecode(proc.stdout).split("\n")
     in_work_tree = proc.returncode in (0, 1) and lines[0] == "true"
@@ -150,10 +193,15 @@ def _locate(root: Path, env: Mapping[str, str] | None) -> _Where:
         if proc.returncode in (0, 1) or b"not a git repository" in proc.stderr:
             raise GitError(f"vx requires git: {root} is not inside a git work tree", root)
         _check(root, "rev-parse", proc)
-    # `--verify -q` exits 1, after printing the prefix, when HEAD names no commit yet.
-    if proc.returncode == 1:
-        return _Where(prefix="\n".join(lines[1:-1]), head=None)
-    return _Where(prefix="\n".join(lines[1:-2]), head=lines[-2])
+    # `--verify -q` exits 1, after printing the rest, when HEAD names no commit yet.
+    head = lines[5] if proc.returncode == 0 else None
+    return _Where(
+        prefix=lines[1],
+        head=head,
+        git_dir=root / lines[2],
+        common_dir=root / lines[3],
+        shallow=lines[4] == "true",
+    )
 
 
 def _require_head(root: Path, where: _Where) -> str:

@@ -89,6 +89,8 @@ def task_components(
     runtime: RuntimeProbe,
     workspace: Sequence[KeyComponent] | None = None,
     group_members: Mapping[str, Sequence[str]] = _NO_GROUPS,
+    nested: Mapping[str, tuple[str, ...]] | None = None,
+    base_dir: str | None = None,
 ) -> tuple[KeyComponent, ...]:
     """Every component of one task's key, in canonical order.
 
@@ -96,10 +98,11 @@ def task_components(
     that is a group to the task ids it stands for (through nested groups), so an `inputs.tasks`
     entry that would only reach a member is refused instead of silently selecting nothing.
     `workspace` is `workspace_fingerprint(files)`, computed once by the caller; omitted, it is
-    computed here. `forward` is empty for a task the user did not request.
+    computed here. `forward` is empty for a task the user did not request. `nested` and
+    `base_dir` are per-run precomputations (`nested_dirs(ws)`, `files_dir(ws, project)`).
     """
     task_id = str(TaskId(project.name, task.name))
-    base = _files_dir(ws, project)
+    base = base_dir if base_dir is not None else files_dir(ws, project)
     out = [format_component()]
     out.extend(workspace_fingerprint(files) if workspace is None else workspace)
     manifest = _manifest_path(project, base)
@@ -108,7 +111,7 @@ def task_components(
     out.append(config_component(task))
     cache = task.cache_spec
     if cache is not None:
-        out.extend(_file_components(ws, project, base, cache, files))
+        out.extend(_file_components(ws, project, base, cache, files, nested))
         out.extend(
             KeyComponent(Kind.ENV, name, _env_digest(env.get(name)))
             for name in dict.fromkeys(cache.inputs.env)
@@ -149,9 +152,14 @@ def _probes(
 
 
 def _file_components(
-    ws: Workspace, project: Project, base: str, cache: CacheSpec, files: FileTable
+    ws: Workspace,
+    project: Project,
+    base: str,
+    cache: CacheSpec,
+    files: FileTable,
+    nested: Mapping[str, tuple[str, ...]] | None,
 ) -> list[KeyComponent]:
-    local = files.paths_under(base, stop_at=_nested_dirs(ws, project, base))
+    local = files.paths_under(base, stop_at=_nested_dirs(ws, project, base, nested))
     strip = 0 if base == "." else len(base) + 1
     inputs = cache.inputs
     chosen: list[str]
@@ -180,7 +188,7 @@ def _workspace_paths(patterns: Sequence[str], files: FileTable) -> list[str]:
     return [p for p in candidates if matcher.match(p)]
 
 
-def _files_dir(ws: Workspace, project: Project) -> str:
+def files_dir(ws: Workspace, project: Project) -> str:
     """The project's directory as git names its files: a member linked from elsewhere under the
     root is read where it really lives, since git lists the files there and not by the link."""
     root = os.path.realpath(ws.root)
@@ -192,8 +200,16 @@ def _files_dir(ws: Workspace, project: Project) -> str:
     return project.rel_dir
 
 
-def _nested_dirs(ws: Workspace, project: Project, base: str) -> list[str]:
-    """The other projects inside this one, as directories under `base` (its files' real place)."""
+def _nested_dirs(
+    ws: Workspace, project: Project, base: str, nested: Mapping[str, tuple[str, ...]] | None
+) -> list[str]:
+    """The other projects inside this one, as directories under `base` (its files' real place).
+
+    `nested` (from `vx.workspace.layout.nested_dirs`, once per run) answers the common case, a
+    project read where it is listed, without comparing it with every other project.
+    """
+    if nested is not None and base == project.rel_dir:
+        return list(nested.get(project.name, ()))
     out: list[str] = []
     for other in ws.projects:
         if other.name == project.name:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -14,9 +15,10 @@ from typing import TYPE_CHECKING
 import xxhash
 
 from vx.errors import ConfigError, ErrorCode, UserError
+from vx.util.atomic import write_atomic
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from vx.workspace.model import WorkspaceConfig
 
@@ -70,10 +72,33 @@ def default_store(identity: str, *, home: Path) -> Path:
     return home / ".vx" / store_id(identity) / "cache"
 
 
+def remembered_identity(common_dir: Path, *, home: Path, compute: Callable[[], str]) -> str:
+    """The repository identity for a clone, computed once and kept under `~/.vx/clones/`.
+
+    Finding the root commit costs a git process; a clone's root commit never changes, so a
+    warm run reads one small file instead. A shallow clone's answer names its git dir and is
+    not kept, since deepening the clone changes it.
+    """
+    real = os.path.realpath(common_dir)
+    memo = home / ".vx" / "clones" / store_id(real)
+    try:
+        kept = memo.read_text(encoding="utf-8").split("\n")
+    except OSError:
+        kept = []
+    if len(kept) >= 2 and kept[0] == real and kept[1]:
+        return kept[1]
+    identity = compute()
+    if identity.startswith("root:"):
+        with contextlib.suppress(OSError):
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(memo, f"{real}\n{identity}\n")
+    return identity
+
+
 def resolve_location(
     *,
     root: Path,
-    identity: str,
+    identity: Callable[[], str],
     cwd: Path,
     flag: str | None = None,
     config: WorkspaceConfig | None = None,
@@ -81,7 +106,8 @@ def resolve_location(
     home: Path | None = None,
 ) -> CacheLocation:
     """Pick the cache: `--cache-dir` (from cwd) > `cacheDir` (from the root) > VX_CACHE_DIR
-    (from the root; empty ignored) > the shared store. Nothing is created here.
+    (from the root; empty ignored) > the shared store. Nothing is created here; `identity` is
+    asked only when the shared store is the answer.
     """
     environ = os.environ if env is None else env
     if flag is not None:
@@ -99,7 +125,7 @@ def resolve_location(
             msg = f"{CACHE_DIR_ENV} is blank: unset it or name a directory"
             raise UserError(ErrorCode.USAGE, msg)
         return _named(root, value, Source.ENV)
-    store = default_store(identity, home=Path.home() if home is None else home)
+    store = default_store(identity(), home=Path.home() if home is None else home)
     return CacheLocation(store, store, Source.DEFAULT)
 
 

@@ -6,6 +6,7 @@ import json
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vx.cli.parser import Command, Flag, Number, Percent, Section, Takes
@@ -14,7 +15,6 @@ from vx.errors import ErrorCode, UserError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from pathlib import Path
 
     from vx.cache.index import Index
     from vx.cache.lock import RunLock
@@ -439,6 +439,7 @@ class _Prepared:
     index: Index
     cache_dir: Path
     head: str
+    branch: str | None
     notices: tuple[Notice, ...]
     lock: RunLock
     label: str
@@ -449,7 +450,7 @@ def _prepare_cache(settings: RunSettings, plan: RunPlan, err: Console) -> _Prepa
     from vx import git
     from vx.cache.fileids import FileTable
     from vx.cache.index import open_index
-    from vx.cache.location import ensure_writable, resolve_location
+    from vx.cache.location import ensure_writable, remembered_identity, resolve_location
     from vx.cache.lock import acquire_run_lock
     from vx.cache.runtime import RuntimeProbe
     from vx.cache.store import Store
@@ -464,9 +465,13 @@ def _prepare_cache(settings: RunSettings, plan: RunPlan, err: Console) -> _Prepa
     keys = derive_keys(
         plan, files=FileTable(snap), env=settings.env, runtime=RuntimeProbe(env=settings.env)
     )
+    home = Path(settings.env.get("HOME") or Path.home())
     location = resolve_location(
         root=root,
-        identity=git.repo_identity(root, env=settings.env),
+        identity=lambda: remembered_identity(
+            snap.common_dir, home=home, compute=lambda: git.root_commits(snap, env=settings.env)
+        ),
+        home=home,
         cwd=settings.cwd,
         flag=settings.cache_dir,
         config=settings.workspace.config,
@@ -489,14 +494,22 @@ def _prepare_cache(settings: RunSettings, plan: RunPlan, err: Console) -> _Prepa
     lock = acquire_run_lock(root, on_wait=waiting)
     cache = LocalCache(plan, keys, store=Store(location.store), index=index, axes=axes)
     label = "local cache" if axes.answers else "cache off"
-    return _Prepared(cache, index, location.directory, snap.head, tuple(notices), lock, label)
+    return _Prepared(
+        cache,
+        index,
+        location.directory,
+        snap.head,
+        git.head_branch(snap),
+        tuple(notices),
+        lock,
+        label,
+    )
 
 
 def _after_run(
     settings: RunSettings, plan: RunPlan, outcome: RunOutcome, prepared: _Prepared
 ) -> list[Notice]:
     """Record the history, keep failures, write --summarize: each may fail with one line."""
-    from vx import git
     from vx.events import Notice
     from vx.run.record import keep_failures, record_run
     from vx.run.summary import summary_document
@@ -509,7 +522,7 @@ def _after_run(
             outcome,
             command=settings.command,
             git_sha=prepared.head,
-            git_branch=git.branch(settings.workspace.root, env=settings.env),
+            git_branch=prepared.branch,
             env=settings.env,
             tags=settings.tags,
         )

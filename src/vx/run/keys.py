@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from vx.cache.inputs import task_components, workspace_fingerprint
+from vx.cache.inputs import files_dir, task_components, workspace_fingerprint
 from vx.cache.key import derive_key
 from vx.cache.outputs import check_own_files, prefixes_overlap
 from vx.errors import ErrorCode, UserError
+from vx.workspace.layout import nested_dirs
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -43,11 +44,16 @@ def derive_keys(
     ws = plan.workspace
     graph = plan.graph
     fingerprint = workspace_fingerprint(files)
+    nested = nested_dirs(ws)
+    bases: dict[str, str] = {}
     keys: dict[TaskId, str] = {}
     components: dict[TaskId, tuple[KeyComponent, ...]] = {}
     for tid in plan.order:
         node = plan.nodes[tid]
         deps = graph.deps[tid]
+        base = bases.get(node.project.name)
+        if base is None:
+            base = bases[node.project.name] = files_dir(ws, node.project)
         members = {
             str(d): tuple(str(m) for m in graph.real_deps(d)) for d in deps if graph.is_group(d)
         }
@@ -62,6 +68,8 @@ def derive_keys(
             runtime=runtime,
             workspace=fingerprint,
             group_members=members,
+            nested=nested,
+            base_dir=base,
         )
         components[tid] = found
         keys[tid] = derive_key(found)

@@ -13,6 +13,7 @@ from vx.cache.outputs import clean_outputs, output_paths
 from vx.cache.store import SaveFailed
 from vx.events import Stream
 from vx.run.caching import Hit, RestoreResult
+from vx.workspace.layout import nested_dirs
 
 if TYPE_CHECKING:
     from vx.cache.index import Entry, Index
@@ -56,7 +57,7 @@ class LocalCache:
         self.store = store
         self.index = index
         self.axes = axes
-        self._nested = nested_dirs(plan.workspace)
+        self._nested = _relative_nested(plan.workspace)
         self._probed: dict[TaskId, Entry | None] = {}
         self._lock = threading.Lock()
         self.used: list[str] = []
@@ -159,14 +160,11 @@ class LocalCache:
         self.index.close()
 
 
-def nested_dirs(ws: Workspace) -> dict[str, tuple[str, ...]]:
-    """Each project's nested projects, relative to it: its outputs stop where theirs begin."""
+def _relative_nested(ws: Workspace) -> dict[str, tuple[str, ...]]:
+    """Each project's nested projects relative to it: its outputs stop where theirs begin."""
+    nested = nested_dirs(ws)
     out: dict[str, tuple[str, ...]] = {}
     for project in ws.projects:
-        base = "" if project.rel_dir == "." else project.rel_dir + "/"
-        out[project.name] = tuple(
-            other.rel_dir[len(base) :]
-            for other in ws.projects
-            if other is not project and other.rel_dir != "." and other.rel_dir.startswith(base)
-        )
+        cut = 0 if project.rel_dir in (".", "") else len(project.rel_dir) + 1
+        out[project.name] = tuple(d[cut:] for d in nested[project.name])
     return out

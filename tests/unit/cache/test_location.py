@@ -54,7 +54,7 @@ def test_the_store_is_named_by_the_repository_identity() -> None:
 def test_precedence(flag, config, env, want, source) -> None:
     ws = WorkspaceConfig(path="vx.workspace.json", cache_dir=config)
     got = resolve_location(
-        root=ROOT, identity=ID, cwd=CWD, flag=flag, config=ws, env=env, home=HOME
+        root=ROOT, identity=lambda: ID, cwd=CWD, flag=flag, config=ws, env=env, home=HOME
     )
     if want is None:
         store = default_store(ID, home=HOME)
@@ -88,7 +88,9 @@ def test_precedence(flag, config, env, want, source) -> None:
 def test_blank_paths_are_refused(flag, config, env, error, message) -> None:
     ws = WorkspaceConfig(path="vx.workspace.json", cache_dir=config)
     with pytest.raises(error) as caught:
-        resolve_location(root=ROOT, identity=ID, cwd=CWD, flag=flag, config=ws, env=env, home=HOME)
+        resolve_location(
+            root=ROOT, identity=lambda: ID, cwd=CWD, flag=flag, config=ws, env=env, home=HOME
+        )
     assert caught.value.message == message
 
 
@@ -168,3 +170,35 @@ def test_a_directory_this_user_cannot_write_is_refused() -> None:
     assert out == (
         f"VX_E_FS cache directory {locked / 'cache'} is not writable (EACCES: permission denied)\n"
     )
+
+
+def test_a_clone_identity_is_computed_once_and_remembered(tmp_path: Path) -> None:
+    from vx.cache.location import remembered_identity
+
+    calls: list[int] = []
+
+    def compute() -> str:
+        calls.append(1)
+        return "root:abc"
+
+    common = tmp_path / "repo" / ".git"
+    common.mkdir(parents=True)
+    home = tmp_path / "home"
+    assert remembered_identity(common, home=home, compute=compute) == "root:abc"
+    assert remembered_identity(common, home=home, compute=compute) == "root:abc"
+    assert calls == [1]
+
+
+def test_a_shallow_identity_is_not_remembered(tmp_path: Path) -> None:
+    from vx.cache.location import remembered_identity
+
+    calls: list[int] = []
+
+    def compute() -> str:
+        calls.append(1)
+        return "dir:/somewhere"
+
+    home = tmp_path / "home"
+    remembered_identity(tmp_path, home=home, compute=compute)
+    remembered_identity(tmp_path, home=home, compute=compute)
+    assert calls == [1, 1]
