@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -18,7 +19,6 @@ from vx.errors import ErrorCode, UserError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from pathlib import Path
 
 # Fixed so that output never depends on the user's locale, pager or a lock another git holds:
 # GIT_OPTIONAL_LOCKS=0 keeps `git status` from rewriting the index behind an editor's back.
@@ -78,9 +78,9 @@ class GitSnapshot:
     head: str
     index: Mapping[str, IndexEntry]
     status: StatusSnapshot
-    git_dir: Path
-    common_dir: Path
-    shallow: bool
+    git_dir: Path = Path(".git")
+    common_dir: Path = Path(".git")
+    shallow: bool = False
 
 
 @dataclass(frozen=True, slots=True)
