@@ -188,10 +188,13 @@ def _workspace_paths(patterns: Sequence[str], files: FileTable) -> list[str]:
     return [p for p in candidates if matcher.match(p)]
 
 
-def files_dir(ws: Workspace, project: Project) -> str:
+def files_dir(ws: Workspace, project: Project, *, real_root: str | None = None) -> str:
     """The project's directory as git names its files: a member linked from elsewhere under the
-    root is read where it really lives, since git lists the files there and not by the link."""
-    root = os.path.realpath(ws.root)
+    root is read where it really lives, since git lists the files there and not by the link.
+
+    `real_root` is the root's realpath, when the caller has it already (once per run).
+    """
+    root = real_root if real_root is not None else os.path.realpath(ws.root)
     real = os.path.realpath(ws.root / project.rel_dir)
     if real == root:
         return "."

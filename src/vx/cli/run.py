@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from vx.run.localcache import LocalCache
     from vx.run.plan import RunPlan
     from vx.run.session import RunOutcome
+    from vx.util.stopwatch import Stopwatch
     from vx.workspace.model import Workspace
 
 CONTINUE_MODES = ("never", "deps-ok", "always")
@@ -190,6 +191,7 @@ class RunSettings:
     summarize: str | None
     tags: tuple[tuple[str, str], ...]
     command: str
+    watch: Stopwatch
 
 
 def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
@@ -197,9 +199,12 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
     from vx.run.signals import kill_grace_ms
     from vx.run.taskenv import nested_run_refusal
     from vx.util.cpu import cpu_budget
+    from vx.util.stopwatch import Stopwatch
     from vx.workspace.load import load_workspace
 
+    watch = Stopwatch()
     ws = load_workspace(cwd)
+    watch.mark("load workspace")
     refusal = nested_run_refusal(env, ws.root)
     if refusal:
         raise UserError(ErrorCode.REFUSED, refusal)
@@ -241,6 +246,7 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
         summarize=args.text("summarize") if args.given("summarize") else None,
         tags=tuple(_tag(t) for t in args.texts("tag")),
         command=" ".join(("vx", "run", *args_words(args))),
+        watch=watch,
     )
 
 
@@ -300,6 +306,7 @@ def execute(settings: RunSettings, streams: Streams) -> int:
     from vx.run.signals import die_of_signal
 
     plan = _plan(settings, streams)
+    settings.watch.mark("plan")
     code, signal = _run(settings, plan, streams)
     if signal is not None:
         die_of_signal(signal, streams=(streams.out, streams.err))
@@ -359,6 +366,7 @@ def _pick(settings: RunSettings, streams: Streams) -> str:
 
 def _run(settings: RunSettings, plan: RunPlan, streams: Streams) -> tuple[int, int | None]:
     from vx import __version__
+    from vx.events import Notice
     from vx.output.console import Console
     from vx.output.render import Flow, OutputLogs, Renderer, RenderSettings
     from vx.run.context import RunOptions
@@ -373,6 +381,7 @@ def _run(settings: RunSettings, plan: RunPlan, streams: Streams) -> tuple[int, i
     flow = Flow.CI if ci else (Flow.BROAD if settings.all else Flow.FOCUSED)
     gha = env.get("GITHUB_ACTIONS", "").strip().lower() not in ("", "0", "false")
     prepared = _prepare_cache(settings, plan, err)
+    settings.watch.mark("git, keys, cache")
     renderer = Renderer(
         out,
         err,
@@ -407,8 +416,12 @@ def _run(settings: RunSettings, plan: RunPlan, streams: Streams) -> tuple[int, i
         for notice in prepared.notices:
             renderer.handle(notice)
         outcome = session.run()
+        settings.watch.mark("run")
         for notice in _after_run(settings, plan, outcome, prepared):
             renderer.handle(notice)
+        settings.watch.mark("history")
+        if env.get("VX_TIMING"):
+            renderer.handle(Notice(settings.watch.table().rstrip("\n")))
         session.finish(outcome)
         code = outcome.exit_code
         if session.held_servers():

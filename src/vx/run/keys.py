@@ -7,6 +7,7 @@ a change downstream.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -46,6 +47,7 @@ def derive_keys(
     fingerprint = workspace_fingerprint(files)
     nested = nested_dirs(ws)
     bases: dict[str, str] = {}
+    real_root = os.path.realpath(ws.root)
     keys: dict[TaskId, str] = {}
     components: dict[TaskId, tuple[KeyComponent, ...]] = {}
     for tid in plan.order:
@@ -53,7 +55,7 @@ def derive_keys(
         deps = graph.deps[tid]
         base = bases.get(node.project.name)
         if base is None:
-            base = bases[node.project.name] = files_dir(ws, node.project)
+            base = bases[node.project.name] = files_dir(ws, node.project, real_root=real_root)
         members = {
             str(d): tuple(str(m) for m in graph.real_deps(d)) for d in deps if graph.is_group(d)
         }
