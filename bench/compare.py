@@ -1,0 +1,532 @@
+#!/usr/bin/env python3
+"""Time vx (and, with --with-turbo, Turborepo) on one generated monorepo.
+
+    python3 bench/compare.py [--packages 100] [--with-turbo] [--work DIR]
+                             [--scenarios cold,warm,restore,edit,version,interp]
+                             [--runs 7] [--runs-slow 3] [--json FILE]
+
+Stdlib only.  Steps:
+
+1. Generate an N-package npm-workspaces repo into WORK/repos/nN with the shared
+   generator (shared/bench/genrepo.py, the one the peer figures in
+   shared/bench/RESULTS.md were measured on) when it is beside this checkout,
+   else with bench/mkrepo.py (same layout and graph).  node_modules/ gets the
+   workspace links `npm install` would make (and turbo, when installed).
+2. With --with-turbo: `npm install turbo@2.11.11 --prefix WORK/tools` once;
+   turbo runs as its native binary (WORK/tools/node_modules/@turbo/linux-64/bin/turbo)
+   with TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1 and `--ui=stream`.
+3. For each tool on the SAME repo, one after the other:
+     cold     tool cache, dist/ and logs removed, then `build` (runs-slow times)
+     warm     everything cached, outputs on disk: THE key number (runs times)
+     restore  `rm -rf packages/*/dist`, then `build`: cache hit + restore (runs times)
+     edit     unique line appended to the hot leaf's src/mod0.js, then `build`
+              (runs-slow times; the tool is put back to all-cached before each)
+     version  `--version`: bare start-up (runs times)
+   vx runs as `PY vx.py run build --all` (PY: --python, default the real
+   interpreter behind `python3`), turbo as `turbo run build --ui=stream`.
+   `interp` (vx only) times the interpreter alone: `python3` through PATH (a
+   pyenv shim costs a bash start), PY -c pass, PY -S, PY -I -S.
+4. Print a markdown table (median wall [min..max], median CPU) and write every
+   sample to JSON (default WORK/results-nN.json).
+
+Isolation: HOME=WORK/home for every tool run, so vx's store (~/.vx) is fresh
+and private; turbo keeps its cache in the repo (.turbo/).  vx's bytecode goes
+to WORK/pycache (PYTHONPYCACHEPREFIX, with PYTHONDONTWRITEBYTECODE dropped) so
+its modules are compiled once, as an installed vx's would be, whatever state
+the checkout's __pycache__ is in; `--bytecode inherit` keeps the caller's
+environment instead.
+
+Timing: wall = perf_counter around the whole process (stdout+stderr to a log);
+cpu = user+sys of it and every child it reaped (RUSAGE_CHILDREN delta).
+The machine may be shared: each sample also records `foreign`, the CPU
+seconds other processes used during it (from /proc/stat), and with
+--noise-retries a sample during which others used more than --noise-cores
+cores on average is taken again (every attempt stays in the JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import platform
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CHECKOUT = HERE.parent
+TURBO_VERSION = "2.11.11"
+SCENARIOS = ("cold", "warm", "restore", "edit", "version", "interp")
+LABELS = {
+    "cold": "cold build (no cache, no dist/)",
+    "warm": "**warm build, all cached, outputs present**",
+    "restore": "warm after `rm -rf packages/*/dist` (restore)",
+    "edit": "edit hot leaf `src/mod0.js`, then build",
+    "version": "`--version` (start-up)",
+}
+CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+# ----------------------------------------------------------------------------- timing
+
+def _busy_ticks() -> int | None:
+    """System-wide non-idle CPU ticks so far (None off Linux)."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except OSError:
+        return None
+    # user nice system idle iowait irq softirq steal [guest guest_nice: inside user/nice]
+    return sum(fields[:8]) - fields[3] - fields[4]
+
+
+def timed(cmd: list[str], cwd: Path, env: dict[str, str], log: Path) -> dict[str, object]:
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    b0 = _busy_ticks()
+    with log.open("wb") as out:
+        t0 = time.perf_counter()
+        rc = subprocess.run(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, check=False).returncode
+        wall = time.perf_counter() - t0
+    b1 = _busy_ticks()
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+    foreign = None if b0 is None or b1 is None else max(0.0, (b1 - b0) / CLK_TCK - cpu)
+    return {"wall": wall, "cpu": cpu, "rc": rc, "foreign": foreign,
+            "load1": os.getloadavg()[0]}
+
+
+class Sampler:
+    """Takes samples, re-taking one that other processes disturbed (if asked)."""
+
+    def __init__(self, retries: int, cores: float) -> None:
+        self.retries, self.cores = retries, cores
+
+    def noisy(self, s: dict[str, object]) -> bool:
+        f, w = s["foreign"], s["wall"]
+        return f is not None and w > 0 and f / w > self.cores  # type: ignore[operator]
+
+    def take(self, cmd: list[str], cwd: Path, env: dict[str, str], log: Path,
+             prepare: object = None, retry: bool = True) -> dict[str, object]:
+        attempts = []
+        for _ in range(self.retries + 1 if retry else 1):
+            if callable(prepare):
+                prepare()
+            s = timed(cmd, cwd, env, log)
+            attempts.append(s)
+            if not self.noisy(s):
+                break
+        best = min(attempts, key=lambda s: s["foreign"] or 0.0)  # type: ignore[return-value]
+        return {**best, "attempts": len(attempts),
+                "discarded": [a for a in attempts if a is not best]}
+
+
+def summarize(samples: list[dict[str, object]]) -> dict[str, object]:
+    walls = [float(s["wall"]) for s in samples]  # type: ignore[arg-type]
+    cpus = [float(s["cpu"]) for s in samples]  # type: ignore[arg-type]
+    foreign = [float(s["foreign"]) for s in samples if s["foreign"] is not None]  # type: ignore[arg-type]
+    return {"n": len(samples), "wall_med": statistics.median(walls), "wall_min": min(walls),
+            "wall_max": max(walls), "cpu_med": statistics.median(cpus),
+            "foreign_med": statistics.median(foreign) if foreign else None,
+            "rc": sorted({s["rc"] for s in samples}),  # type: ignore[type-var]
+            "samples": samples}
+
+
+def sh(cmd: str | list[str], cwd: Path | None = None, env: dict[str, str] | None = None,
+       check: bool = True) -> str:
+    r = subprocess.run(cmd, cwd=cwd, env=env, shell=isinstance(cmd, str), capture_output=True,
+                       text=True, check=False)
+    if check and r.returncode:
+        raise SystemExit(f"compare: `{cmd}` failed ({r.returncode}):\n{r.stderr[-2000:]}")
+    return r.stdout.strip()
+
+
+def try_sh(cmd: list[str]) -> str:
+    try:
+        return sh(cmd, check=False) or "?"
+    except OSError:
+        return "absent"
+
+
+# ----------------------------------------------------------------------------- repo
+
+def find_generator(explicit: str | None) -> Path:
+    if explicit:
+        return Path(explicit).resolve()
+    for cand in (CHECKOUT.parent / "shared" / "bench" / "genrepo.py",
+                 Path("/work/shared/bench/genrepo.py")):
+        if cand.is_file():
+            return cand
+    return HERE / "mkrepo.py"
+
+
+def make_repo(work: Path, n: int, gen: Path, seed: int, turbo_pkg: Path | None) -> tuple[Path, dict]:
+    repo = work / "repos" / f"n{n}"
+    subprocess.run([sys.executable, str(gen), str(repo), "--packages", str(n), "--deps", "3",
+                    "--files", "5", "--seed", str(seed), "--tool", "turbo,vx", "--force"],
+                   check=True, stdout=subprocess.DEVNULL)
+    nm = repo / "node_modules"
+    nm.mkdir()
+    for p in sorted((repo / "packages").iterdir()):
+        (nm / p.name).symlink_to(Path("..") / "packages" / p.name)
+    if turbo_pkg is not None:  # as `npm install -D turbo` would: turbo finds itself locally
+        (nm / "turbo").symlink_to(turbo_pkg / "turbo")
+        (nm / "@turbo").symlink_to(turbo_pkg / "@turbo")
+    meta = json.loads((repo / "bench-meta.json").read_text())
+    meta["generator_path"] = str(gen)
+    return repo, meta
+
+
+def install_turbo(work: Path) -> tuple[Path, Path]:
+    tools = work / "tools"
+    nm = tools / "node_modules"
+    binary = nm / "@turbo" / "linux-64" / "bin" / "turbo"
+    pj = nm / "turbo" / "package.json"
+    have = json.loads(pj.read_text()).get("version") if pj.is_file() else None
+    if have != TURBO_VERSION or not binary.is_file():
+        tools.mkdir(parents=True, exist_ok=True)
+        print(f"installing turbo@{TURBO_VERSION} into {tools} …", file=sys.stderr, flush=True)
+        subprocess.run(["npm", "install", f"turbo@{TURBO_VERSION}", "--prefix", str(tools),
+                        "--no-audit", "--no-fund", "--save-exact"], check=True,
+                       stdout=subprocess.DEVNULL)
+    if not binary.is_file():
+        raise SystemExit(f"compare: no turbo binary at {binary} (platform package missing?)")
+    return binary, nm
+
+
+def export_ref(ref: str, work: Path) -> tuple[Path, str]:
+    """A clean copy of vx.py and src/ as committed at `ref`, outside the checkout."""
+    sha = sh(["git", "-C", str(CHECKOUT), "rev-parse", "--verify", ref + "^{commit}"])
+    dest = work / "vx-src" / sha[:12]
+    if not (dest / "vx.py").is_file():
+        tar = subprocess.run(["git", "-C", str(CHECKOUT), "archive", "--format=tar", sha,
+                              "vx.py", "src"], capture_output=True, check=True).stdout
+        dest.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(tar)) as t:
+            t.extractall(dest, filter="data")
+    return dest / "vx.py", sha
+
+
+# ----------------------------------------------------------------------------- tools
+
+class Tool:
+    name = "?"
+
+    def __init__(self, repo: Path, env: dict[str, str]) -> None:
+        self.repo, self.env = repo, env
+
+    def build(self) -> list[str]:
+        raise NotImplementedError
+
+    def version(self) -> list[str]:
+        raise NotImplementedError
+
+    def clean(self) -> None:
+        sh("rm -rf packages/*/dist packages/*/.turbo .turbo", cwd=self.repo)
+
+    def executed(self, text: str) -> int | None:
+        raise NotImplementedError
+
+
+class Vx(Tool):
+    name = "vx"
+
+    def __init__(self, repo: Path, env: dict[str, str], python: str, vx_py: Path) -> None:
+        super().__init__(repo, env)
+        self.python, self.vx_py = python, vx_py
+
+    def build(self) -> list[str]:
+        return [self.python, str(self.vx_py), "run", "build", "--all"]
+
+    def version(self) -> list[str]:
+        return [self.python, str(self.vx_py), "--version"]
+
+    def clean(self) -> None:
+        super().clean()
+        shutil.rmtree(Path(self.env["HOME"]) / ".vx", ignore_errors=True)
+        shutil.rmtree(self.repo / ".vx", ignore_errors=True)
+
+    def executed(self, text: str) -> int | None:
+        m = re.findall(r"result\s+(\d+) tasks\W+(all cached|(\d+) cached)", text)
+        if not m:
+            return None
+        total, what, cached = m[-1]
+        return 0 if what == "all cached" else int(total) - int(cached)
+
+
+class Turbo(Tool):
+    name = "turbo"
+
+    def __init__(self, repo: Path, env: dict[str, str], binary: Path) -> None:
+        super().__init__(repo, env)
+        self.binary = binary
+
+    def build(self) -> list[str]:
+        return [str(self.binary), "run", "build", "--ui=stream"]
+
+    def version(self) -> list[str]:
+        return [str(self.binary), "--version"]
+
+    def executed(self, text: str) -> int | None:
+        m = re.findall(r"Cached:\s+(\d+) cached, (\d+) total", text)
+        return int(m[-1][1]) - int(m[-1][0]) if m else None
+
+
+def bench_tool(tool: Tool, meta: dict, scen: set[str], runs: int, runs_slow: int,
+               logdir: Path, sampler: Sampler) -> dict[str, dict]:
+    repo, env = tool.repo, tool.env
+    hot = repo / meta["hot_leaf_file"]
+    hot_text = hot.read_text()
+    res: dict[str, dict] = {}
+
+    def build(tag: str, prepare: object = None, sample: bool = True,
+              retry: bool = True) -> dict[str, object]:
+        # slow scenarios (cold, edit) are never re-taken: on a shared machine every long
+        # sample overlaps someone else's work, and a retry would cost minutes
+        log = logdir / f"{tool.name}-{tag}.log"
+        s = (sampler.take(tool.build(), repo, env, log, prepare, retry) if sample
+             else timed(tool.build(), repo, env, log))
+        s["executed"] = tool.executed(log.read_text(errors="replace"))
+        return s
+
+    def report(key: str, samples: list[dict[str, object]], **extra: object) -> None:
+        res[key] = {**summarize(samples), **extra}
+        print(f"  {tool.name:6} {key:8} {fmt(res[key])}", flush=True)
+
+    hot.write_text(hot_text)
+    tool.clean()
+    if "cold" in scen:
+        report("cold", [build("cold", tool.clean, retry=False) for _ in range(runs_slow)])
+    elif scen & {"warm", "restore", "edit"}:
+        build("populate", sample=False)
+    if scen & {"warm", "restore", "edit"}:
+        build("warmup", sample=False)  # also writes vx's bytecode and settles tool metadata
+    if "warm" in scen:
+        report("warm", [build("warm") for _ in range(runs)])
+    if "restore" in scen:
+        def drop_dist() -> None:
+            sh("rm -rf packages/*/dist", cwd=repo)
+        report("restore", [build("restore", drop_dist) for _ in range(runs)])
+    if "edit" in scen:
+        samples = []
+        for i in range(runs_slow):
+            hot.write_text(hot_text)
+            build("edit-reset", sample=False)  # back to all-cached
+            # unique content every time: a genuine miss, never an old cache entry
+            def edit(i: int = i) -> None:
+                hot.write_text(hot_text + f"// edit {i} {time.time_ns()}\n")
+            samples.append(build("edit", edit, retry=False))
+        hot.write_text(hot_text)
+        build("edit-restore", sample=False)
+        report("edit", samples, expected=meta["hot_leaf_expected_rebuilds"])
+    if "version" in scen:
+        log = logdir / f"{tool.name}-version.log"
+        timed(tool.version(), repo, env, log)
+        report("version", [sampler.take(tool.version(), repo, env, log) for _ in range(runs)])
+    hot.write_text(hot_text)
+    return res
+
+
+def bench_interp(python: str, repo: Path, env: dict[str, str], runs: int, logdir: Path,
+                 sampler: Sampler) -> dict[str, dict]:
+    cases = {
+        "python3 on PATH -c pass": [shutil.which("python3", path=env.get("PATH")) or "python3",
+                                    "-c", "pass"],
+        "PY -c pass": [python, "-c", "pass"],
+        "PY -S -c pass (no site)": [python, "-S", "-c", "pass"],
+        "PY -I -S -c pass": [python, "-I", "-S", "-c", "pass"],
+        "PY -c 'import sqlite3, json, subprocess'": [python, "-c", "import sqlite3, json, subprocess"],
+    }
+    res = {}
+    log = logdir / "interp.log"
+    for label, cmd in cases.items():
+        timed(cmd, repo, env, log)
+        res[label] = summarize([sampler.take(cmd, repo, env, log) for _ in range(runs)])
+        print(f"  interp {label:44} {fmt(res[label])}", flush=True)
+    return res
+
+
+# ----------------------------------------------------------------------------- report
+
+def fmt(s: dict) -> str:
+    ex = [x.get("executed") for x in s["samples"]]
+    exs = "" if all(e is None for e in ex) else " executed=" + ",".join(map(str, ex))
+    rc = "" if s["rc"] == [0] else f" rc={s['rc']}"
+    fg = "" if s["foreign_med"] is None else f" others={s['foreign_med']:.2f}s"
+    return (f"wall {s['wall_med']:8.3f}s [{s['wall_min']:.3f}..{s['wall_max']:.3f}] "
+            f"cpu {s['cpu_med']:6.2f}s n={s['n']}{exs}{rc}{fg}")
+
+
+def cell(s: dict | None) -> str:
+    if not s:
+        return "—"
+    ex = {x.get("executed") for x in s["samples"]}
+    ran = ""
+    if ex != {None} and (ex - {0} or "expected" in s):
+        ran = f", ran {'/'.join(str(e) for e in sorted(ex, key=str))}"
+        if "expected" in s:
+            ran += f" (expect {s['expected']})"
+    bad = "" if s["rc"] == [0] else f", rc {s['rc']}"
+    return (f"{s['wall_med']:.3f} s [{s['wall_min']:.3f}..{s['wall_max']:.3f}], "
+            f"cpu {s['cpu_med']:.2f} s{ran}{bad}")
+
+
+def table(report: dict) -> str:
+    f = report["facts"]
+    dirty = f" + {len(f['vx_dirty_files'])} uncommitted file(s)" if f["vx_dirty_files"] else ""
+    lines = [f"vx {f['vx_commit'][:12]}{dirty} · Python {f['python'].split()[0]} · "
+             f"turbo {f['turbo'] or '—'} · {f['cores']} cores · {f['when']}"]
+    for nkey, out in report["results"].items():
+        tools = [t for t in ("vx", "turbo") if t in out]
+        lines.append(f"\n### N = {nkey[1:]}  ({out['meta']['packages']} packages, "
+                     f"{out['meta']['edges']} edges, hot leaf {out['meta']['hot_leaf']} → "
+                     f"{out['meta']['hot_leaf_expected_rebuilds']} tasks)\n")
+        head = "| scenario | " + " | ".join(tools) + (" | vx / turbo |" if len(tools) == 2 else " |")
+        lines += [head, "|" + " --- |" * (head.count("|") - 1)]
+        for key in ("cold", "warm", "restore", "edit", "version"):
+            row = [out[t].get(key) for t in tools]
+            if not any(row):
+                continue
+            ratio = ""
+            if len(tools) == 2:
+                ratio = (f" {row[0]['wall_med'] / row[1]['wall_med']:.1f}x |"
+                         if all(row) else " — |")
+            lines.append(f"| {LABELS[key]} | " + " | ".join(cell(r) for r in row) + " |" + ratio)
+        if "interp" in out:
+            lines += ["", "| interpreter alone (PY = " + out["python"] + ") | wall |", "| --- | --- |"]
+            lines += [f"| `{k}` | {cell(v)} |" for k, v in out["interp"].items()]
+    return "\n".join(lines)
+
+
+def facts(python: str, vx_py: Path, turbo: Path | None, ref: str | None) -> dict[str, object]:
+    mem = "?"
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            mem = f"{int(f.readline().split()[1]) / 1024 / 1024:.1f} GiB"
+    except OSError:
+        pass
+    model = "?"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "?")
+    except OSError:
+        pass
+    root = vx_py.parent
+    if ref:  # an export of one commit: nothing uncommitted in it
+        commit, dirty = ref, ""
+    else:
+        commit = sh(["git", "-C", str(root), "rev-parse", "HEAD"], check=False)
+        dirty = sh(["git", "-C", str(root), "status", "--porcelain", "--", "src", "vx.py"],
+                   check=False)
+    return {
+        "when": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+        "cores": os.cpu_count(), "affinity": len(os.sched_getaffinity(0)),
+        "memory": mem, "cpu_model": model, "kernel": platform.release(),
+        "python": sh([python, "-c", "import sys; print(sys.version.split()[0], sys.executable)"]),
+        "git": try_sh(["git", "--version"]), "node": try_sh(["node", "--version"]),
+        "npm": try_sh(["npm", "--version"]),
+        "turbo": try_sh([str(turbo), "--version"]) if turbo else None,
+        "vx_commit": commit,
+        "vx_dirty_files": dirty.splitlines(),
+        "vx_py": str(vx_py),
+    }
+
+
+def real_python() -> str:
+    """The interpreter `python3` on PATH ends up running (through a pyenv shim, say)."""
+    exe = shutil.which("python3")
+    if not exe:
+        return sys.executable
+    return sh([exe, "-c", "import sys; print(sys.executable)"], check=False) or sys.executable
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--packages", "-n", default="100",
+                    help="repo size(s), comma-separated (default 100)")
+    ap.add_argument("--work", default="/tmp/vx-bench", help="work dir (default /tmp/vx-bench)")
+    ap.add_argument("--with-turbo", action="store_true",
+                    help=f"install turbo@{TURBO_VERSION} with npm and time it too")
+    ap.add_argument("--tools", default=None, help="vx,turbo (default: vx, plus turbo with --with-turbo)")
+    ap.add_argument("--scenarios", default=",".join(SCENARIOS))
+    ap.add_argument("--runs", type=int, default=7, help="samples for warm/restore/version/interp")
+    ap.add_argument("--runs-slow", type=int, default=3, help="samples for cold and edit")
+    ap.add_argument("--python", default=None, help="interpreter for vx (default: real python3)")
+    ap.add_argument("--vx", default=str(CHECKOUT / "vx.py"), help="vx entry script")
+    ap.add_argument("--vx-ref", default=None, help="time this commit of the checkout instead of "
+                    "its work tree (exported with git archive to WORK/vx-src/SHA)")
+    ap.add_argument("--generator", default=None, help="repo generator script (default: shared "
+                    "genrepo.py if present, else bench/mkrepo.py)")
+    ap.add_argument("--seed", type=int, default=20240101)
+    ap.add_argument("--bytecode", choices=("prefix", "inherit"), default="prefix")
+    ap.add_argument("--noise-retries", type=int, default=0,
+                    help="re-take a sample up to this many times when others used the CPUs")
+    ap.add_argument("--noise-cores", type=float, default=0.3,
+                    help="'others used the CPUs': more than this many cores on average")
+    ap.add_argument("--json", default=None, help="raw samples (default WORK/results-nN.json)")
+    a = ap.parse_args(argv)
+
+    scen = set(a.scenarios.split(",")) - {""}
+    if bad := scen - set(SCENARIOS):
+        ap.error(f"unknown scenario(s): {','.join(sorted(bad))}")
+    tools = (a.tools or ("vx,turbo" if a.with_turbo else "vx")).split(",")
+    work = Path(a.work).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    python = a.python or real_python()
+    vx_py, ref = Path(a.vx).resolve(), None
+    if a.vx_ref:
+        vx_py, ref = export_ref(a.vx_ref, work)
+    gen = find_generator(a.generator)
+    turbo_bin = turbo_nm = None
+    if "turbo" in tools:
+        turbo_bin, turbo_nm = install_turbo(work)
+
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "GITHUB_ACTIONS")}
+    env.update({"HOME": str(work / "home"), "TURBO_TELEMETRY_DISABLED": "1", "DO_NOT_TRACK": "1",
+                "NO_COLOR": "1"})
+    (work / "home").mkdir(exist_ok=True)
+    if a.bytecode == "prefix":
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+    sampler = Sampler(a.noise_retries, a.noise_cores)
+
+    report: dict = {"facts": facts(python, vx_py, turbo_bin, ref), "generator": str(gen),
+                    "args": vars(a), "results": {}}
+    print(json.dumps(report["facts"]), flush=True)
+    sizes = [int(x) for x in str(a.packages).split(",")]
+    for n in sizes:
+        repo, meta = make_repo(work, n, gen, a.seed, turbo_nm)
+        logdir = work / "logs" / f"n{n}"
+        logdir.mkdir(parents=True, exist_ok=True)
+        print(f"== N={n} repo={repo} generator={gen.name} {json.dumps(meta)}", flush=True)
+        out = report["results"][f"n{n}"] = {"meta": meta, "python": python}
+        for name in tools:
+            tool: Tool
+            if name == "vx":
+                tool = Vx(repo, env, python, vx_py)
+            elif name == "turbo" and turbo_bin:
+                tool = Turbo(repo, env, turbo_bin)
+            else:
+                raise SystemExit(f"compare: unknown tool {name}")
+            out[name] = bench_tool(tool, meta, scen, a.runs, a.runs_slow, logdir, sampler)
+            tool.clean()
+        if "interp" in scen:
+            out["interp"] = bench_interp(python, repo, env, a.runs, logdir, sampler)
+        dest = Path(a.json) if a.json else work / f"results-n{'-'.join(map(str, sizes))}.json"
+        dest.write_text(json.dumps(report, indent=1))
+    print(table(report))
+    print(f"\nraw samples: {dest}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
