@@ -70,12 +70,20 @@ class Store:
         return self.artifact(key).is_file()
 
     def put(
-        self, key: str, paths: Iterable[str], project_dir: Path, *, meta: str = ""
+        self,
+        key: str,
+        paths: Iterable[str],
+        project_dir: Path,
+        *,
+        meta: str = "",
+        replace: bool = False,
     ) -> ArtifactInfo:
         """Archive `paths` (relative to `project_dir`) as `key`'s artifact; SaveFailed if refused.
 
         A second writer of one key keeps the first artifact and returns what that one holds,
-        so the row it then writes matches the bytes on disk.
+        so the row it then writes matches the bytes on disk. With `replace` (a run that did not
+        read the cache, such as `--force`) the new artifact takes the key's place instead:
+        refreshing an entry nobody trusts is the point of such a run.
         """
         path = self.artifact(key)
         names = list(paths)
@@ -86,7 +94,7 @@ class Store:
 
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            if write_atomic(path, archive, exclusive=True):
+            if write_atomic(path, archive, exclusive=not replace):
                 return made[-1]
             try:
                 return self.describe(key).info

@@ -129,7 +129,7 @@ class LocalCache:
         patterns, stops = self._outputs(node)
         paths = output_paths(node.project.dir, patterns, stop_at=stops)
         try:
-            info = self.store.put(key, paths, node.project.dir)
+            info = self.store.put(key, paths, node.project.dir, replace=not self.axes.local_read)
             self.index.put_entry(
                 key,
                 project=tid.project,

@@ -106,6 +106,16 @@ def test_the_first_writer_of_a_key_wins(project: Path, tmp_path: Path) -> None:
     assert [p.name for p in store.directory.iterdir()] == [KEY + ARTIFACT_SUFFIX]
 
 
+def test_a_replacing_writer_takes_the_keys_place(project: Path, tmp_path: Path) -> None:
+    store = Store(tmp_path / "store")
+    first = store.put(KEY, OUTPUTS, project)
+    (project / "dist" / "a.js").write_text("different bytes, same key\n")
+    second = store.put(KEY, OUTPUTS, project, replace=True)
+    assert second != first
+    assert store.describe(KEY).info == second
+    assert [p.name for p in store.directory.iterdir()] == [KEY + ARTIFACT_SUFFIX]
+
+
 def test_an_unreadable_artifact_under_the_key_is_replaced(project: Path, tmp_path: Path) -> None:
     store = Store(tmp_path / "store")
     store.directory.mkdir()
