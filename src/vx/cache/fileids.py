@@ -9,7 +9,6 @@ bit and a symlink's target (hashed as the link's text, as git stores it) are par
 from __future__ import annotations
 
 import bisect
-import hashlib
 import os
 import stat
 from typing import TYPE_CHECKING
@@ -32,6 +31,8 @@ _CHUNK = 1 << 20
 
 def blob_id(data: bytes) -> str:
     """git's object id for a blob holding `data`."""
+    import hashlib  # only dirty files are hashed; a clean tree never loads it
+
     digest = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
     digest.update(data)
     return digest.hexdigest()
@@ -62,6 +63,8 @@ def worktree_id(path: Path) -> str | None:
 def _hash_file(path: Path) -> str:
     with path.open("rb") as fh:
         size = os.fstat(fh.fileno()).st_size
+        import hashlib
+
         digest = hashlib.sha1(b"blob %d\0" % size, usedforsecurity=False)
         seen = 0
         while chunk := fh.read(_CHUNK):

@@ -10,8 +10,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from vx.cache.archive import ArtifactInfo
 from vx.cache.key import KeyComponent, Kind
+from vx.cache.manifest import ArtifactInfo
 from vx.events import CacheOutcome, Stream, TaskStatus
 
 if TYPE_CHECKING:

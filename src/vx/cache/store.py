@@ -13,23 +13,15 @@ from typing import TYPE_CHECKING
 
 import xxhash
 
-from vx.cache.archive import (
-    ArtifactInfo,
-    CorruptArtifact,
-    Described,
-    Recorded,
-    Unarchivable,
-    extract_archive,
-    inspect_archive,
-    normalize,
-    write_archive,
-)
+from vx.cache.manifest import ArtifactInfo, CorruptArtifact, Recorded, Unarchivable, normalize
 from vx.util.atomic import write_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from pathlib import Path
     from typing import IO
+
+    from vx.cache.archive import Described
 
 __all__ = ["ARTIFACT_SUFFIX", "ArtifactInfo", "CorruptArtifact", "SaveFailed", "Store"]
 
@@ -85,6 +77,8 @@ class Store:
         read the cache, such as `--force`) the new artifact takes the key's place instead:
         refreshing an entry nobody trusts is the point of such a run.
         """
+        from vx.cache.archive import write_archive  # tar and zstd load only when saving
+
         path = self.artifact(key)
         names = list(paths)
         made: list[ArtifactInfo] = []
@@ -115,6 +109,8 @@ class Store:
         Raises CorruptArtifact, leaving `project_dir` as it was, when the artifact is
         missing, unreadable, differs from `expected` or holds anything unsafe.
         """
+        from vx.cache.archive import extract_archive
+
         path = self.artifact(key)
         with self._open(path) as fh:
             extract_archive(fh, str(path), project_dir, expected)
@@ -122,6 +118,8 @@ class Store:
 
     def describe(self, key: str) -> Described:
         """Read an artifact whole (its size, digest, paths and meta) to index it again."""
+        from vx.cache.archive import inspect_archive
+
         path = self.artifact(key)
         with self._open(path) as fh:
             return inspect_archive(fh, str(path))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -81,7 +80,7 @@ class Renderer:
         self._settings = settings
         self._style = Style(out.color)
         self._clock = clock
-        self._token = stop_token or secrets.token_hex(16)
+        self._token = stop_token or (_fresh_token() if settings.github_actions else "")
         self._planned: dict[TaskId, PlannedTask] = {}
         self._tasks: dict[TaskId, _Task] = {}
         self._tally = Tally()
@@ -383,3 +382,10 @@ class Renderer:
             run_started=self._run_started,
         )
         return region_lines(state, now=now, width=self._out.width, style=self._style)
+
+
+def _fresh_token() -> str:
+    """An unguessable `::stop-commands::` token, so a task cannot end the fence itself."""
+    import secrets
+
+    return secrets.token_hex(16)

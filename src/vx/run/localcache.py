@@ -7,8 +7,8 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from vx.cache.archive import CorruptArtifact
 from vx.cache.index import LogChunk
+from vx.cache.manifest import CorruptArtifact
 from vx.cache.outputs import clean_outputs, output_paths
 from vx.cache.store import SaveFailed
 from vx.events import Stream

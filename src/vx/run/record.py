@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vx.cache.failures import RunFailures, task_failure, write_failures
 from vx.cache.index import InvocationRow, RunRow
 from vx.events import CacheOutcome, TaskStatus
 
@@ -90,6 +89,8 @@ def record_run(
 
 def keep_failures(cache_dir: Path, plan: RunPlan, outcome: RunOutcome) -> Path | None:
     """A failed run's task output and the files it names, for `vx last` and people."""
+    from vx.cache.failures import RunFailures, task_failure, write_failures
+
     failed = [
         task_failure(
             f.id,

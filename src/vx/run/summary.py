@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from vx.events import CacheOutcome, TaskStatus
@@ -18,6 +17,8 @@ _STOPPED = frozenset({TaskStatus.ABORTED, TaskStatus.NOT_RUN})
 
 def iso(seconds: float) -> str:
     """A UTC timestamp with milliseconds, as `2026-09-27T17:34:54.572Z`."""
+    from datetime import UTC, datetime
+
     stamp = datetime.fromtimestamp(seconds, tz=UTC)
     return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond // 1000:03d}Z"
 

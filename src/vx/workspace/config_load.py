@@ -8,7 +8,6 @@ import os
 import re
 import sys
 import threading
-import tomllib
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -135,6 +134,8 @@ def parse_jsonc(text: str, shown: str) -> object:
 
 def parse_toml(text: str, shown: str) -> object:
     """TOML through tomllib, its error rephrased to name the line and column first."""
+    import tomllib  # an npm workspace's warm run never needs it
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

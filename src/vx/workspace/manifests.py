@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -77,6 +76,8 @@ def load_json_object(path: Path, shown: str) -> dict[str, Any]:
 
 def load_toml(path: Path, shown: str) -> dict[str, Any]:
     """A TOML file as a dict; `shown` names it in refusals."""
+    import tomllib  # an npm workspace's warm run never needs it
+
     try:
         return tomllib.loads(_read_text(path, shown))
     except tomllib.TOMLDecodeError as exc:

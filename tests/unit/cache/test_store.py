@@ -216,6 +216,7 @@ def test_a_store_this_user_cannot_write_fails_the_save_by_name() -> None:
             import os, sys
             from pathlib import Path
             from vx.cache.store import SaveFailed, Store
+            import vx.cache.archive  # loaded lazily by a save; nobody cannot read root's stdlib
             if os.getuid() == 0:
                 os.setgid(65534)
                 os.setuid(65534)
