@@ -43,7 +43,8 @@ class PlannedTask:
     """A task as the run announces it before anything executes.
 
     `requested` is true for what the user named (and the real tasks a requested group
-    surfaces); `group` tasks run nothing and never get a row.
+    surfaces); `group` tasks run nothing and never get a row; an `interactive` task is handed
+    the terminal while it runs.
     """
 
     id: TaskId
@@ -52,6 +53,7 @@ class PlannedTask:
     group: bool = False
     persistent: bool = False
     cached: bool = False
+    interactive: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,6 +64,8 @@ class Renderer:
     Frames, rows and the footer go to `out`, notices to `err`. On a terminal (and not in CI)
     a live region sits under the scrollback; it is erased before every ordinary write and
     redrawn at most once per floor, so `tick` must be called regularly while the run lasts.
+    While an interactive task holds the terminal the region stays away: a redraw would land
+    under its prompt, and the next erase would take the prompt and the answer with it.
     """
 
     def __init__(
@@ -96,6 +98,7 @@ class Renderer:
             out.is_tty and settings.flow is not Flow.CI and not settings.github_actions
         )
         self._slots = WorkerSlots(1)
+        self._lent_to: TaskId | None = None
         self._pins: list[TaskId] = []
         self._run_started = clock()
         self._tail = ""
@@ -124,7 +127,9 @@ class Renderer:
 
     def tick(self, now: float) -> None:
         """Redraw the live region if something changed or a task's clock moved, floor permitting."""
-        if not self._region_on or not (self._region.pending or self._slots.busy):
+        if not self._region_on or self._lent_to is not None:
+            return
+        if not (self._region.pending or self._slots.busy):
             return
         if self._region.due(now):
             self._out.write(self._region.redraw(self._region_lines(now), now))
@@ -163,6 +168,13 @@ class Renderer:
             self._open_live(event)
             return
         self._slots.start(event.id)
+        planned = self._planned.get(event.id)
+        if planned is not None and planned.interactive:
+            self._lent_to = event.id
+            if self._region.height:
+                self._out.write(self._region.erase())
+                self._region.pending = True
+            return
         self._changed()
 
     def _on_output(self, event: TaskOutput) -> None:
@@ -184,6 +196,8 @@ class Renderer:
     def _on_finished(self, event: TaskFinished) -> None:
         task = self._task(event.id)
         self._slots.finish(event.id)
+        if event.id == self._lent_to:
+            self._lent_to = None
         planned = self._planned.get(event.id)
         if planned is not None and planned.group:
             return
@@ -364,6 +378,8 @@ class Renderer:
 
     def _draw_if_due(self) -> str:
         now = self._clock()
+        if self._lent_to is not None:
+            return ""
         if not (self._region_on and self._region.pending and self._region.due(now)):
             return ""
         return self._region.redraw(self._region_lines(now), now)

@@ -138,6 +138,7 @@ class RunSession:
                         requested=n.surfaced,
                         group=n.task.is_group,
                         persistent=bool(n.task.exec_spec and n.task.exec_spec.persistent),
+                        interactive=bool(n.task.exec_spec and n.task.exec_spec.interactive),
                         cached=self.ctx.cache.cached(n.id),
                     )
                     for n in (plan.nodes[t] for t in plan.order)

@@ -536,6 +536,25 @@ def test_a_focused_run_drops_the_region_for_good_when_the_task_streams():
     assert h.added_by(out(APP_TEST, "x\n")) == "x\n"
 
 
+def test_the_region_steps_aside_while_an_interactive_task_holds_the_terminal():
+    h = Harness(settings(Flow.BROAD), tty=True)
+    h.feed(
+        started(
+            PlannedTask(APP_TEST, "read -p name", requested=True, interactive=True),
+            concurrency=1,
+        )
+    )
+    h.clock.now = 1.0
+    assert h.added_by(TaskStarted(APP_TEST, "read -p name")) == ERASE * 8
+    h.clock.now = 2.0
+    h.renderer.tick(2.0)
+    h.feed(Notice("vx: note"))
+    assert h.text.endswith(ERASE * 8)
+    h.clock.now = 3.0
+    row = h.added_by(TaskFinished(APP_TEST, TaskStatus.SUCCESS, CacheOutcome.NO_CACHE, 2000))
+    assert row.startswith(" ⏺︎   2.00s success no-cache app#test\n\n           idle\n")
+
+
 def test_no_live_region_off_a_terminal_or_in_ci():
     for h in (
         Harness(settings(Flow.BROAD), tty=False),
