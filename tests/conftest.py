@@ -156,14 +156,23 @@ def vx(tmp_path: Path) -> Callable[..., VxResult]:
     return run
 
 
+_DURATION = r"(\d+h \d+m|\d+m \d+s|\d+(\.\d+)?(ms|s))\b"
 _REDACTIONS = (
+    (re.compile(r"\b[0-9a-f]{32}\b"), "[TOKEN]"),
     (re.compile(r"\b[0-9a-f]{16}\b"), "[HASH]"),
-    (re.compile(r"\b\d+(\.\d+)?(ms|s|m)\b"), "[DURATION]"),
+    (re.compile(r"(?<=• )[0-9a-f]{8}\b"), "[HASH]"),
+    (re.compile(r"^( \S+ ) *(?=" + _DURATION + ")", re.MULTILINE), r"\1"),
+    (re.compile(r"\b" + _DURATION), "[DURATION]"),
 )
 
 
 def redact(text: str, tmp: Path | None = None) -> str:
-    """Replace tmp paths, keys and durations so whole outputs compare stably."""
+    """Replace tmp paths, keys and durations so whole outputs compare stably.
+
+    A row's time cell is right-aligned, so its padding goes with the duration it aligned
+    (` ⏺︎     3ms success` reads ` ⏺︎ [DURATION] success`); a GitHub Actions stop token
+    (32 hex) reads `[TOKEN]`, and a hit's short key in a frame header `[HASH]`.
+    """
     if tmp is not None:
         text = text.replace(str(tmp.resolve()), "[TMP]").replace(str(tmp), "[TMP]")
     for pattern, repl in _REDACTIONS:
