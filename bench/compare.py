@@ -77,6 +77,7 @@ CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 # ----------------------------------------------------------------------------- timing
 
+
 def _busy_ticks() -> int | None:
     """System-wide non-idle CPU ticks so far (None off Linux)."""
     try:
@@ -93,15 +94,21 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str], log: Path) -> dict[str
     b0 = _busy_ticks()
     with log.open("wb") as out:
         t0 = time.perf_counter()
-        rc = subprocess.run(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, check=False).returncode
+        rc = subprocess.run(
+            cmd,
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        ).returncode
         wall = time.perf_counter() - t0
     b1 = _busy_ticks()
     ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
     foreign = None if b0 is None or b1 is None else max(0.0, (b1 - b0) / CLK_TCK - cpu)
-    return {"wall": wall, "cpu": cpu, "rc": rc, "foreign": foreign,
-            "load1": os.getloadavg()[0]}
+    return {"wall": wall, "cpu": cpu, "rc": rc, "foreign": foreign, "load1": os.getloadavg()[0]}
 
 
 class Sampler:
@@ -114,8 +121,15 @@ class Sampler:
         f, w = s["foreign"], s["wall"]
         return f is not None and w > 0 and f / w > self.cores  # type: ignore[operator]
 
-    def take(self, cmd: list[str], cwd: Path, env: dict[str, str], log: Path,
-             prepare: object = None, retry: bool = True) -> dict[str, object]:
+    def take(
+        self,
+        cmd: list[str],
+        cwd: Path,
+        env: dict[str, str],
+        log: Path,
+        prepare: object = None,
+        retry: bool = True,
+    ) -> dict[str, object]:
         attempts = []
         for _ in range(self.retries + 1 if retry else 1):
             if callable(prepare):
@@ -125,25 +139,44 @@ class Sampler:
             if not self.noisy(s):
                 break
         best = min(attempts, key=lambda s: s["foreign"] or 0.0)  # type: ignore[return-value]
-        return {**best, "attempts": len(attempts),
-                "discarded": [a for a in attempts if a is not best]}
+        return {
+            **best,
+            "attempts": len(attempts),
+            "discarded": [a for a in attempts if a is not best],
+        }
 
 
 def summarize(samples: list[dict[str, object]]) -> dict[str, object]:
     walls = [float(s["wall"]) for s in samples]  # type: ignore[arg-type]
     cpus = [float(s["cpu"]) for s in samples]  # type: ignore[arg-type]
     foreign = [float(s["foreign"]) for s in samples if s["foreign"] is not None]  # type: ignore[arg-type]
-    return {"n": len(samples), "wall_med": statistics.median(walls), "wall_min": min(walls),
-            "wall_max": max(walls), "cpu_med": statistics.median(cpus),
-            "foreign_med": statistics.median(foreign) if foreign else None,
-            "rc": sorted({s["rc"] for s in samples}),  # type: ignore[type-var]
-            "samples": samples}
+    return {
+        "n": len(samples),
+        "wall_med": statistics.median(walls),
+        "wall_min": min(walls),
+        "wall_max": max(walls),
+        "cpu_med": statistics.median(cpus),
+        "foreign_med": statistics.median(foreign) if foreign else None,
+        "rc": sorted({s["rc"] for s in samples}),  # type: ignore[type-var]
+        "samples": samples,
+    }
 
 
-def sh(cmd: str | list[str], cwd: Path | None = None, env: dict[str, str] | None = None,
-       check: bool = True) -> str:
-    r = subprocess.run(cmd, cwd=cwd, env=env, shell=isinstance(cmd, str), capture_output=True,
-                       text=True, check=False)
+def sh(
+    cmd: str | list[str],
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    check: bool = True,
+) -> str:
+    r = subprocess.run(
+        cmd,
+        cwd=cwd,
+        env=env,
+        shell=isinstance(cmd, str),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if check and r.returncode:
         raise SystemExit(f"compare: `{cmd}` failed ({r.returncode}):\n{r.stderr[-2000:]}")
     return r.stdout.strip()
@@ -158,21 +191,43 @@ def try_sh(cmd: list[str]) -> str:
 
 # ----------------------------------------------------------------------------- repo
 
+
 def find_generator(explicit: str | None) -> Path:
     if explicit:
         return Path(explicit).resolve()
-    for cand in (CHECKOUT.parent / "shared" / "bench" / "genrepo.py",
-                 Path("/work/shared/bench/genrepo.py")):
+    for cand in (
+        CHECKOUT.parent / "shared" / "bench" / "genrepo.py",
+        Path("/work/shared/bench/genrepo.py"),
+    ):
         if cand.is_file():
             return cand
     return HERE / "mkrepo.py"
 
 
-def make_repo(work: Path, n: int, gen: Path, seed: int, turbo_pkg: Path | None) -> tuple[Path, dict]:
+def make_repo(
+    work: Path, n: int, gen: Path, seed: int, turbo_pkg: Path | None
+) -> tuple[Path, dict]:
     repo = work / "repos" / f"n{n}"
-    subprocess.run([sys.executable, str(gen), str(repo), "--packages", str(n), "--deps", "3",
-                    "--files", "5", "--seed", str(seed), "--tool", "turbo,vx", "--force"],
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            sys.executable,
+            str(gen),
+            str(repo),
+            "--packages",
+            str(n),
+            "--deps",
+            "3",
+            "--files",
+            "5",
+            "--seed",
+            str(seed),
+            "--tool",
+            "turbo,vx",
+            "--force",
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     nm = repo / "node_modules"
     nm.mkdir()
     for p in sorted((repo / "packages").iterdir()):
@@ -194,9 +249,20 @@ def install_turbo(work: Path) -> tuple[Path, Path]:
     if have != TURBO_VERSION or not binary.is_file():
         tools.mkdir(parents=True, exist_ok=True)
         print(f"installing turbo@{TURBO_VERSION} into {tools} …", file=sys.stderr, flush=True)
-        subprocess.run(["npm", "install", f"turbo@{TURBO_VERSION}", "--prefix", str(tools),
-                        "--no-audit", "--no-fund", "--save-exact"], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                "npm",
+                "install",
+                f"turbo@{TURBO_VERSION}",
+                "--prefix",
+                str(tools),
+                "--no-audit",
+                "--no-fund",
+                "--save-exact",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     if not binary.is_file():
         raise SystemExit(f"compare: no turbo binary at {binary} (platform package missing?)")
     return binary, nm
@@ -207,8 +273,11 @@ def export_ref(ref: str, work: Path) -> tuple[Path, str]:
     sha = sh(["git", "-C", str(CHECKOUT), "rev-parse", "--verify", ref + "^{commit}"])
     dest = work / "vx-src" / sha[:12]
     if not (dest / "vx.py").is_file():
-        tar = subprocess.run(["git", "-C", str(CHECKOUT), "archive", "--format=tar", sha,
-                              "vx.py", "src"], capture_output=True, check=True).stdout
+        tar = subprocess.run(
+            ["git", "-C", str(CHECKOUT), "archive", "--format=tar", sha, "vx.py", "src"],
+            capture_output=True,
+            check=True,
+        ).stdout
         dest.mkdir(parents=True, exist_ok=True)
         with tarfile.open(fileobj=io.BytesIO(tar)) as t:
             t.extractall(dest, filter="data")
@@ -216,6 +285,7 @@ def export_ref(ref: str, work: Path) -> tuple[Path, str]:
 
 
 # ----------------------------------------------------------------------------- tools
+
 
 class Tool:
     name = "?"
@@ -280,20 +350,31 @@ class Turbo(Tool):
         return int(m[-1][1]) - int(m[-1][0]) if m else None
 
 
-def bench_tool(tool: Tool, meta: dict, scen: set[str], runs: int, runs_slow: int,
-               logdir: Path, sampler: Sampler) -> dict[str, dict]:
+def bench_tool(
+    tool: Tool,
+    meta: dict,
+    scen: set[str],
+    runs: int,
+    runs_slow: int,
+    logdir: Path,
+    sampler: Sampler,
+) -> dict[str, dict]:
     repo, env = tool.repo, tool.env
     hot = repo / meta["hot_leaf_file"]
     hot_text = hot.read_text()
     res: dict[str, dict] = {}
 
-    def build(tag: str, prepare: object = None, sample: bool = True,
-              retry: bool = True) -> dict[str, object]:
+    def build(
+        tag: str, prepare: object = None, sample: bool = True, retry: bool = True
+    ) -> dict[str, object]:
         # slow scenarios (cold, edit) are never re-taken: on a shared machine every long
         # sample overlaps someone else's work, and a retry would cost minutes
         log = logdir / f"{tool.name}-{tag}.log"
-        s = (sampler.take(tool.build(), repo, env, log, prepare, retry) if sample
-             else timed(tool.build(), repo, env, log))
+        s = (
+            sampler.take(tool.build(), repo, env, log, prepare, retry)
+            if sample
+            else timed(tool.build(), repo, env, log)
+        )
         s["executed"] = tool.executed(log.read_text(errors="replace"))
         return s
 
@@ -312,17 +393,21 @@ def bench_tool(tool: Tool, meta: dict, scen: set[str], runs: int, runs_slow: int
     if "warm" in scen:
         report("warm", [build("warm") for _ in range(runs)])
     if "restore" in scen:
+
         def drop_dist() -> None:
             sh("rm -rf packages/*/dist", cwd=repo)
+
         report("restore", [build("restore", drop_dist) for _ in range(runs)])
     if "edit" in scen:
         samples = []
         for i in range(runs_slow):
             hot.write_text(hot_text)
             build("edit-reset", sample=False)  # back to all-cached
+
             # unique content every time: a genuine miss, never an old cache entry
             def edit(i: int = i) -> None:
                 hot.write_text(hot_text + f"// edit {i} {time.time_ns()}\n")
+
             samples.append(build("edit", edit, retry=False))
         hot.write_text(hot_text)
         build("edit-restore", sample=False)
@@ -335,15 +420,71 @@ def bench_tool(tool: Tool, meta: dict, scen: set[str], runs: int, runs_slow: int
     return res
 
 
-def bench_interp(python: str, repo: Path, env: dict[str, str], runs: int, logdir: Path,
-                 sampler: Sampler) -> dict[str, dict]:
+def bench_interleaved(
+    tools: list[Tool], scen: set[str], runs: int, logdir: Path, sampler: Sampler
+) -> dict[str, dict[str, dict]]:
+    """warm, restore and version with the tools taking turns, sample by sample.
+
+    On a shared machine this gives every tool the same spread of disturbance, which
+    back-to-back blocks do not.  Both tools keep their caches side by side on the one
+    repo: neither rewrites outputs that are already up to date, so one's warm run leaves
+    the other's warm state alone (the executed counts below check it).
+    """
+    res: dict[str, dict[str, list]] = {t.name: {} for t in tools}
+    for t in tools:
+        for tag in ("populate", "warmup"):
+            timed(t.build(), t.repo, t.env, logdir / f"{t.name}-{tag}.log")
+
+    def one(t: Tool, key: str, cmd: list[str], prepare: object = None) -> None:
+        log = logdir / f"{t.name}-{key}.log"
+        s = sampler.take(cmd, t.repo, t.env, log, prepare)
+        if key != "version":
+            s["executed"] = t.executed(log.read_text(errors="replace"))
+        res[t.name].setdefault(key, []).append(s)
+
+    for key in ("warm", "restore", "version"):
+        if key not in scen:
+            continue
+        if key == "version":
+            for t in tools:
+                timed(t.version(), t.repo, t.env, logdir / f"{t.name}-version.log")
+        for _ in range(runs):
+            for t in tools:
+                if key == "warm":
+                    one(t, key, t.build())
+                elif key == "restore":
+                    one(t, key, t.build(), lambda t=t: sh("rm -rf packages/*/dist", cwd=t.repo))
+                else:
+                    one(t, key, t.version())
+        for t in tools:
+            if key == "restore":  # leave all tools warm for the next key
+                timed(t.build(), t.repo, t.env, logdir / f"{t.name}-settle.log")
+    out: dict[str, dict[str, dict]] = {}
+    for t in tools:
+        out[t.name] = {}
+        for key, samples in res[t.name].items():
+            out[t.name][key] = {**summarize(samples), "interleaved": True}
+            print(f"  {t.name:6} {key:8} {fmt(out[t.name][key])} (interleaved)", flush=True)
+    return out
+
+
+def bench_interp(
+    python: str, repo: Path, env: dict[str, str], runs: int, logdir: Path, sampler: Sampler
+) -> dict[str, dict]:
     cases = {
-        "python3 on PATH -c pass": [shutil.which("python3", path=env.get("PATH")) or "python3",
-                                    "-c", "pass"],
+        "python3 on PATH -c pass": [
+            shutil.which("python3", path=env.get("PATH")) or "python3",
+            "-c",
+            "pass",
+        ],
         "PY -c pass": [python, "-c", "pass"],
         "PY -S -c pass (no site)": [python, "-S", "-c", "pass"],
         "PY -I -S -c pass": [python, "-I", "-S", "-c", "pass"],
-        "PY -c 'import sqlite3, json, subprocess'": [python, "-c", "import sqlite3, json, subprocess"],
+        "PY -c 'import sqlite3, json, subprocess'": [
+            python,
+            "-c",
+            "import sqlite3, json, subprocess",
+        ],
     }
     res = {}
     log = logdir / "interp.log"
@@ -356,13 +497,16 @@ def bench_interp(python: str, repo: Path, env: dict[str, str], runs: int, logdir
 
 # ----------------------------------------------------------------------------- report
 
+
 def fmt(s: dict) -> str:
     ex = [x.get("executed") for x in s["samples"]]
     exs = "" if all(e is None for e in ex) else " executed=" + ",".join(map(str, ex))
     rc = "" if s["rc"] == [0] else f" rc={s['rc']}"
     fg = "" if s["foreign_med"] is None else f" others={s['foreign_med']:.2f}s"
-    return (f"wall {s['wall_med']:8.3f}s [{s['wall_min']:.3f}..{s['wall_max']:.3f}] "
-            f"cpu {s['cpu_med']:6.2f}s n={s['n']}{exs}{rc}{fg}")
+    return (
+        f"wall {s['wall_med']:8.3f}s [{s['wall_min']:.3f}..{s['wall_max']:.3f}] "
+        f"cpu {s['cpu_med']:6.2f}s n={s['n']}{exs}{rc}{fg}"
+    )
 
 
 def cell(s: dict | None) -> str:
@@ -375,21 +519,29 @@ def cell(s: dict | None) -> str:
         if "expected" in s:
             ran += f" (expect {s['expected']})"
     bad = "" if s["rc"] == [0] else f", rc {s['rc']}"
-    return (f"{s['wall_med']:.3f} s [{s['wall_min']:.3f}..{s['wall_max']:.3f}], "
-            f"cpu {s['cpu_med']:.2f} s{ran}{bad}")
+    return (
+        f"{s['wall_med']:.3f} s [{s['wall_min']:.3f}..{s['wall_max']:.3f}], "
+        f"cpu {s['cpu_med']:.2f} s{ran}{bad}"
+    )
 
 
 def table(report: dict) -> str:
     f = report["facts"]
     dirty = f" + {len(f['vx_dirty_files'])} uncommitted file(s)" if f["vx_dirty_files"] else ""
-    lines = [f"vx {f['vx_commit'][:12]}{dirty} · Python {f['python'].split()[0]} · "
-             f"turbo {f['turbo'] or '—'} · {f['cores']} cores · {f['when']}"]
+    lines = [
+        f"vx {f['vx_commit'][:12]}{dirty} · Python {f['python'].split()[0]} · "
+        f"turbo {f['turbo'] or '—'} · {f['cores']} cores · {f['when']}"
+    ]
     for nkey, out in report["results"].items():
         tools = [t for t in ("vx", "turbo") if t in out]
-        lines.append(f"\n### N = {nkey[1:]}  ({out['meta']['packages']} packages, "
-                     f"{out['meta']['edges']} edges, hot leaf {out['meta']['hot_leaf']} → "
-                     f"{out['meta']['hot_leaf_expected_rebuilds']} tasks)\n")
-        head = "| scenario | " + " | ".join(tools) + (" | vx / turbo |" if len(tools) == 2 else " |")
+        lines.append(
+            f"\n### N = {nkey[1:]}  ({out['meta']['packages']} packages, "
+            f"{out['meta']['edges']} edges, hot leaf {out['meta']['hot_leaf']} → "
+            f"{out['meta']['hot_leaf_expected_rebuilds']} tasks)\n"
+        )
+        head = (
+            "| scenario | " + " | ".join(tools) + (" | vx / turbo |" if len(tools) == 2 else " |")
+        )
         lines += [head, "|" + " --- |" * (head.count("|") - 1)]
         for key in ("cold", "warm", "restore", "edit", "version"):
             row = [out[t].get(key) for t in tools]
@@ -397,11 +549,14 @@ def table(report: dict) -> str:
                 continue
             ratio = ""
             if len(tools) == 2:
-                ratio = (f" {row[0]['wall_med'] / row[1]['wall_med']:.1f}x |"
-                         if all(row) else " — |")
+                ratio = f" {row[0]['wall_med'] / row[1]['wall_med']:.1f}x |" if all(row) else " — |"
             lines.append(f"| {LABELS[key]} | " + " | ".join(cell(r) for r in row) + " |" + ratio)
         if "interp" in out:
-            lines += ["", "| interpreter alone (PY = " + out["python"] + ") | wall |", "| --- | --- |"]
+            lines += [
+                "",
+                "| interpreter alone (PY = " + out["python"] + ") | wall |",
+                "| --- | --- |",
+            ]
             lines += [f"| `{k}` | {cell(v)} |" for k, v in out["interp"].items()]
     return "\n".join(lines)
 
@@ -416,7 +571,9 @@ def facts(python: str, vx_py: Path, turbo: Path | None, ref: str | None) -> dict
     model = "?"
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
-            model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "?")
+            model = next(
+                (ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "?"
+            )
     except OSError:
         pass
     root = vx_py.parent
@@ -424,20 +581,53 @@ def facts(python: str, vx_py: Path, turbo: Path | None, ref: str | None) -> dict
         commit, dirty = ref, ""
     else:
         commit = sh(["git", "-C", str(root), "rev-parse", "HEAD"], check=False)
-        dirty = sh(["git", "-C", str(root), "status", "--porcelain", "--", "src", "vx.py"],
-                   check=False)
+        dirty = sh(
+            ["git", "-C", str(root), "status", "--porcelain", "--", "src", "vx.py"], check=False
+        )
     return {
         "when": time.strftime("%Y-%m-%d %H:%M:%S %z"),
-        "cores": os.cpu_count(), "affinity": len(os.sched_getaffinity(0)),
-        "memory": mem, "cpu_model": model, "kernel": platform.release(),
+        "cores": os.cpu_count(),
+        "affinity": len(os.sched_getaffinity(0)),
+        "memory": mem,
+        "cpu_model": model,
+        "kernel": platform.release(),
         "python": sh([python, "-c", "import sys; print(sys.version.split()[0], sys.executable)"]),
-        "git": try_sh(["git", "--version"]), "node": try_sh(["node", "--version"]),
+        "git": try_sh(["git", "--version"]),
+        "node": try_sh(["node", "--version"]),
         "npm": try_sh(["npm", "--version"]),
         "turbo": try_sh([str(turbo), "--version"]) if turbo else None,
         "vx_commit": commit,
         "vx_dirty_files": dirty.splitlines(),
         "vx_py": str(vx_py),
     }
+
+
+def venv_python(work: Path, base: str) -> str:
+    """A plain venv with vx's runtime dependencies, as `pip install vx` would leave one.
+
+    It has none of the base interpreter's site-packages, so no `.pth` file runs at start-up
+    (this sandbox's base interpreter imports certifi from one: ~70 ms on every start).
+    """
+    venv = work / "venv"
+    py = venv / "bin" / "python"
+    if not py.is_file():
+        subprocess.run([base, "-m", "venv", str(venv)], check=True)
+    probe = subprocess.run(
+        [str(py), "-c", "import xxhash, zstandard"], capture_output=True, check=False
+    )
+    if probe.returncode:
+        deps = sh(
+            [
+                base,
+                "-c",
+                "import tomllib,sys; print(' '.join(tomllib.load(open(sys.argv[1],"
+                "'rb'))['project']['dependencies']))",
+                str(CHECKOUT / "pyproject.toml"),
+            ]
+        )
+        print(f"installing {deps} into {venv} …", file=sys.stderr, flush=True)
+        subprocess.run([str(py), "-m", "pip", "install", "--quiet", *deps.split()], check=True)
+    return str(py)
 
 
 def real_python() -> str:
@@ -449,29 +639,63 @@ def real_python() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--packages", "-n", default="100",
-                    help="repo size(s), comma-separated (default 100)")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--packages", "-n", default="100", help="repo size(s), comma-separated (default 100)"
+    )
     ap.add_argument("--work", default="/tmp/vx-bench", help="work dir (default /tmp/vx-bench)")
-    ap.add_argument("--with-turbo", action="store_true",
-                    help=f"install turbo@{TURBO_VERSION} with npm and time it too")
-    ap.add_argument("--tools", default=None, help="vx,turbo (default: vx, plus turbo with --with-turbo)")
+    ap.add_argument(
+        "--with-turbo",
+        action="store_true",
+        help=f"install turbo@{TURBO_VERSION} with npm and time it too",
+    )
+    ap.add_argument(
+        "--tools", default=None, help="vx,turbo (default: vx, plus turbo with --with-turbo)"
+    )
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
     ap.add_argument("--runs", type=int, default=7, help="samples for warm/restore/version/interp")
     ap.add_argument("--runs-slow", type=int, default=3, help="samples for cold and edit")
     ap.add_argument("--python", default=None, help="interpreter for vx (default: real python3)")
+    ap.add_argument(
+        "--venv",
+        action="store_true",
+        help="run vx in WORK/venv: a plain venv with "
+        "only vx's runtime dependencies (created with pip on first use)",
+    )
     ap.add_argument("--vx", default=str(CHECKOUT / "vx.py"), help="vx entry script")
-    ap.add_argument("--vx-ref", default=None, help="time this commit of the checkout instead of "
-                    "its work tree (exported with git archive to WORK/vx-src/SHA)")
-    ap.add_argument("--generator", default=None, help="repo generator script (default: shared "
-                    "genrepo.py if present, else bench/mkrepo.py)")
+    ap.add_argument(
+        "--vx-ref",
+        default=None,
+        help="time this commit of the checkout instead of "
+        "its work tree (exported with git archive to WORK/vx-src/SHA)",
+    )
+    ap.add_argument(
+        "--generator",
+        default=None,
+        help="repo generator script (default: shared genrepo.py if present, else bench/mkrepo.py)",
+    )
     ap.add_argument("--seed", type=int, default=20240101)
     ap.add_argument("--bytecode", choices=("prefix", "inherit"), default="prefix")
-    ap.add_argument("--noise-retries", type=int, default=0,
-                    help="re-take a sample up to this many times when others used the CPUs")
-    ap.add_argument("--noise-cores", type=float, default=0.3,
-                    help="'others used the CPUs': more than this many cores on average")
+    ap.add_argument(
+        "--interleave",
+        action="store_true",
+        help="warm/restore/version: tools take turns sample by sample (fairer on a "
+        "shared machine); cold and edit still run tool by tool",
+    )
+    ap.add_argument(
+        "--noise-retries",
+        type=int,
+        default=0,
+        help="re-take a sample up to this many times when others used the CPUs",
+    )
+    ap.add_argument(
+        "--noise-cores",
+        type=float,
+        default=0.3,
+        help="'others used the CPUs': more than this many cores on average",
+    )
     ap.add_argument("--json", default=None, help="raw samples (default WORK/results-nN.json)")
     a = ap.parse_args(argv)
 
@@ -482,6 +706,8 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(a.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
     python = a.python or real_python()
+    if a.venv:
+        python = venv_python(work, python)
     vx_py, ref = Path(a.vx).resolve(), None
     if a.vx_ref:
         vx_py, ref = export_ref(a.vx_ref, work)
@@ -491,16 +717,26 @@ def main(argv: list[str] | None = None) -> int:
         turbo_bin, turbo_nm = install_turbo(work)
 
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "GITHUB_ACTIONS")}
-    env.update({"HOME": str(work / "home"), "TURBO_TELEMETRY_DISABLED": "1", "DO_NOT_TRACK": "1",
-                "NO_COLOR": "1"})
+    env.update(
+        {
+            "HOME": str(work / "home"),
+            "TURBO_TELEMETRY_DISABLED": "1",
+            "DO_NOT_TRACK": "1",
+            "NO_COLOR": "1",
+        }
+    )
     (work / "home").mkdir(exist_ok=True)
     if a.bytecode == "prefix":
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
     sampler = Sampler(a.noise_retries, a.noise_cores)
 
-    report: dict = {"facts": facts(python, vx_py, turbo_bin, ref), "generator": str(gen),
-                    "args": vars(a), "results": {}}
+    report: dict = {
+        "facts": facts(python, vx_py, turbo_bin, ref),
+        "generator": str(gen),
+        "args": vars(a),
+        "results": {},
+    }
     print(json.dumps(report["facts"]), flush=True)
     sizes = [int(x) for x in str(a.packages).split(",")]
     for n in sizes:
@@ -509,16 +745,26 @@ def main(argv: list[str] | None = None) -> int:
         logdir.mkdir(parents=True, exist_ok=True)
         print(f"== N={n} repo={repo} generator={gen.name} {json.dumps(meta)}", flush=True)
         out = report["results"][f"n{n}"] = {"meta": meta, "python": python}
+        runners: list[Tool] = []
         for name in tools:
-            tool: Tool
             if name == "vx":
-                tool = Vx(repo, env, python, vx_py)
+                runners.append(Vx(repo, env, python, vx_py))
             elif name == "turbo" and turbo_bin:
-                tool = Turbo(repo, env, turbo_bin)
+                runners.append(Turbo(repo, env, turbo_bin))
             else:
                 raise SystemExit(f"compare: unknown tool {name}")
-            out[name] = bench_tool(tool, meta, scen, a.runs, a.runs_slow, logdir, sampler)
-            tool.clean()
+        fast = {"warm", "restore", "version"} & scen if a.interleave else set()
+        for tool in runners:
+            out[tool.name] = bench_tool(
+                tool, meta, scen - fast, a.runs, a.runs_slow, logdir, sampler
+            )
+            if not fast:
+                tool.clean()
+        if fast:
+            for name, got in bench_interleaved(runners, fast, a.runs, logdir, sampler).items():
+                out[name].update(got)
+            for tool in runners:
+                tool.clean()
         if "interp" in scen:
             out["interp"] = bench_interp(python, repo, env, a.runs, logdir, sampler)
         dest = Path(a.json) if a.json else work / f"results-n{'-'.join(map(str, sizes))}.json"

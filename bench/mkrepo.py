@@ -44,7 +44,13 @@ BUILD = "mkdir -p dist && cat src/*.js > dist/bundle.js"
 TEST = "test -s dist/bundle.js"
 TOOLS = ("turbo", "vx")
 GITIGNORE = [
-    "node_modules/", "dist/", ".turbo/", ".nx/", ".moon/cache/", ".moon/docker/", ".vx/",
+    "node_modules/",
+    "dist/",
+    ".turbo/",
+    ".nx/",
+    ".moon/cache/",
+    ".moon/docker/",
+    ".vx/",
     "bench-meta.json",
 ]
 
@@ -117,38 +123,61 @@ def npm_version() -> str:
 
 
 def vx_config() -> dict[str, object]:
-    return {"tasks": {
-        "build": {"dependsOn": ["^build"], "exec": {"command": BUILD},
-                  "cache": {"inputs": {"files": ["src/**"]}, "outputs": {"files": ["dist/**"]}}},
-        "test": {"dependsOn": ["build"], "exec": {"command": TEST},
-                 "cache": {"inputs": {"files": ["src/**", "dist/**"]},
-                           "outputs": {"files": []}}},
-    }}
+    return {
+        "tasks": {
+            "build": {
+                "dependsOn": ["^build"],
+                "exec": {"command": BUILD},
+                "cache": {"inputs": {"files": ["src/**"]}, "outputs": {"files": ["dist/**"]}},
+            },
+            "test": {
+                "dependsOn": ["build"],
+                "exec": {"command": TEST},
+                "cache": {"inputs": {"files": ["src/**", "dist/**"]}, "outputs": {"files": []}},
+            },
+        }
+    }
 
 
 def turbo_config() -> dict[str, object]:
-    return {"ui": "stream", "tasks": {
-        "build": {"dependsOn": ["^build"], "inputs": ["src/**"], "outputs": ["dist/**"]},
-        "test": {"dependsOn": ["build"], "inputs": ["src/**", "dist/**"], "outputs": []},
-    }}
+    return {
+        "ui": "stream",
+        "tasks": {
+            "build": {"dependsOn": ["^build"], "inputs": ["src/**"], "outputs": ["dist/**"]},
+            "test": {"dependsOn": ["build"], "inputs": ["src/**", "dist/**"], "outputs": []},
+        },
+    }
 
 
 def commit(root: Path, n: int) -> None:
-    ident = {"GIT_AUTHOR_NAME": "vx-bench", "GIT_AUTHOR_EMAIL": "bench@vx.invalid",
-             "GIT_COMMITTER_NAME": "vx-bench", "GIT_COMMITTER_EMAIL": "bench@vx.invalid",
-             "GIT_AUTHOR_DATE": "2024-01-01T00:00:00Z",
-             "GIT_COMMITTER_DATE": "2024-01-01T00:00:00Z",
-             "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"}
+    ident = {
+        "GIT_AUTHOR_NAME": "vx-bench",
+        "GIT_AUTHOR_EMAIL": "bench@vx.invalid",
+        "GIT_COMMITTER_NAME": "vx-bench",
+        "GIT_COMMITTER_EMAIL": "bench@vx.invalid",
+        "GIT_AUTHOR_DATE": "2024-01-01T00:00:00Z",
+        "GIT_COMMITTER_DATE": "2024-01-01T00:00:00Z",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+    }
     env = {**os.environ, **ident}
-    base = ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false",
-            "-c", "core.hooksPath=/dev/null"]
+    base = [
+        "git",
+        "-c",
+        "init.defaultBranch=main",
+        "-c",
+        "commit.gpgsign=false",
+        "-c",
+        "core.hooksPath=/dev/null",
+    ]
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", f"synthetic: {n} packages"]):
         subprocess.run(base + args, cwd=root, env=env, check=True, stdout=subprocess.DEVNULL)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("outdir")
     ap.add_argument("--packages", "-n", type=int, required=True)
     ap.add_argument("--deps", "-k", type=int, default=3)
@@ -176,10 +205,16 @@ def main(argv: list[str] | None = None) -> int:
     deps = random_dag(a.packages, a.deps, rng)
     facts = facts_of(deps)
 
-    dump(root / "package.json", {
-        "name": "bench-root", "version": "0.0.0", "private": True,
-        "workspaces": ["packages/*"], "packageManager": "npm@" + (a.npm_version or npm_version()),
-    })
+    dump(
+        root / "package.json",
+        {
+            "name": "bench-root",
+            "version": "0.0.0",
+            "private": True,
+            "workspaces": ["packages/*"],
+            "packageManager": "npm@" + (a.npm_version or npm_version()),
+        },
+    )
     dump(root / ".gitignore", "\n".join(GITIGNORE) + "\n")
     lock: dict[str, dict[str, object]] = {
         "": {"name": "bench-root", "version": "0.0.0", "workspaces": ["packages/*"]},
@@ -187,8 +222,12 @@ def main(argv: list[str] | None = None) -> int:
     for i, ds in enumerate(deps):
         pkg = name_of(i)
         pdir = root / "packages" / pkg
-        manifest: dict[str, object] = {"name": pkg, "version": "0.0.0", "private": True,
-                                       "scripts": {"build": BUILD, "test": TEST}}
+        manifest: dict[str, object] = {
+            "name": pkg,
+            "version": "0.0.0",
+            "private": True,
+            "scripts": {"build": BUILD, "test": TEST},
+        }
         locked: dict[str, object] = {"version": "0.0.0"}
         if ds:
             manifest["dependencies"] = locked["dependencies"] = {name_of(d): "*" for d in ds}
@@ -199,15 +238,28 @@ def main(argv: list[str] | None = None) -> int:
             dump(pdir / "vx.config.json", vx_config())
         lock["node_modules/" + pkg] = {"resolved": "packages/" + pkg, "link": True}
         lock["packages/" + pkg] = locked
-    dump(root / "package-lock.json", {
-        "name": "bench-root", "version": "0.0.0", "lockfileVersion": 3, "requires": True,
-        "packages": dict(sorted(lock.items())),
-    })
+    dump(
+        root / "package-lock.json",
+        {
+            "name": "bench-root",
+            "version": "0.0.0",
+            "lockfileVersion": 3,
+            "requires": True,
+            "packages": dict(sorted(lock.items())),
+        },
+    )
     if "turbo" in tools:
         dump(root / "turbo.json", turbo_config())
-    facts.update({"deps_k": a.deps, "files_per_package": a.files, "seed": a.seed,
-                  "tools": tools, "source_files": a.packages * a.files,
-                  "generator": "vx bench/mkrepo.py"})
+    facts.update(
+        {
+            "deps_k": a.deps,
+            "files_per_package": a.files,
+            "seed": a.seed,
+            "tools": tools,
+            "source_files": a.packages * a.files,
+            "generator": "vx bench/mkrepo.py",
+        }
+    )
     dump(root / "bench-meta.json", facts)
     if not a.no_git:
         commit(root, a.packages)

@@ -45,8 +45,10 @@ import compare  # noqa: E402  (the sibling harness: repo generation, env, export
 PHASES: list[tuple[str, str]] = [
     ("cli: flags + settings (incl. workspace load)", "vx.cli.run:resolve"),
     ("  workspace load", "vx.workspace.load:load_workspace"),
-    ("    root discovery + member globs", "vx.workspace.discover:find_root,"
-     "vx.workspace.discover:list_members"),
+    (
+        "    root discovery + member globs",
+        "vx.workspace.discover:find_root,vx.workspace.discover:list_members",
+    ),
     ("    package.json reads", "vx.workspace.load:_read"),
     ("    vx.config.* read + parse + validate", "vx.workspace.config_load:load_project_config"),
     ("      schema validation", "vx.workspace.config_schema:parse_project_config"),
@@ -76,12 +78,15 @@ PHASES: list[tuple[str, str]] = [
     ("after run: history, failures", "vx.cli.run:_after_run"),
     ("  record_run (SQLite writes)", "vx.run.record:record_run"),
     ("  cache close (touch, close)", "vx.run.localcache:LocalCache.close"),
-    ("session finish / exit", "vx.run.session:RunSession.finish,vx.run.session:RunSession.__exit__"),
+    (
+        "session finish / exit",
+        "vx.run.session:RunSession.finish,vx.run.session:RunSession.__exit__",
+    ),
     ("renderer close (footer)", "vx.output.render:Renderer.close"),
     ("lock release", "vx.cache.lock:RunLock.__exit__"),
 ]
 
-CHILD = r'''
+CHILD = r"""
 import json, os, sys, threading, time
 T0 = time.perf_counter()
 vx_py, out_path, mode = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -146,16 +151,23 @@ with open(out_path, "w") as f:
     json.dump({"code": code, "setup": T1 - T0, "imports": T2 - T1, "wrap": T3 - T2,
                "main": T4 - T3, "span": T4 - T0, "phases": totals, "missing": missing,
                "modules": sorted(n for n in set(sys.modules) - before)}, f)
-'''
+"""
 
 
-def child(py: str, vx_py: Path, repo: Path, env: dict[str, str], mode: str,
-          spec: dict) -> tuple[float, dict]:
+def child(
+    py: str, vx_py: Path, repo: Path, env: dict[str, str], mode: str, spec: dict
+) -> tuple[float, dict]:
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
         out = tmp.name
     t0 = time.perf_counter()
-    r = subprocess.run([py, "-c", CHILD, str(vx_py), out, mode, json.dumps(spec)], cwd=repo,
-                       env=env, capture_output=True, text=True, check=False)
+    r = subprocess.run(
+        [py, "-c", CHILD, str(vx_py), out, mode, json.dumps(spec)],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     wall = time.perf_counter() - t0
     if r.returncode:
         raise SystemExit(f"profile: child failed:\n{r.stderr[-3000:]}")
@@ -179,17 +191,28 @@ def phases(py: str, vx_py: Path, repo: Path, env: dict[str, str], runs: int) -> 
     walls = [w for w, _ in samples]
     rows["whole process (wall)"] = {"ms": med(walls) * 1e3, "calls": 1}
     rows["interpreter start + site + exit"] = {
-        "ms": med([w - d["span"] for w, d in samples]) * 1e3, "calls": 1}
+        "ms": med([w - d["span"] for w, d in samples]) * 1e3,
+        "calls": 1,
+    }
     rows[f"imports ({len(modules)} modules loaded by a warm run)"] = {
-        "ms": med([d["imports"] for _, d in samples]) * 1e3, "calls": 1}
+        "ms": med([d["imports"] for _, d in samples]) * 1e3,
+        "calls": 1,
+    }
     rows["main() total"] = {"ms": med([d["main"] for _, d in samples]) * 1e3, "calls": 1}
     for label, _ in PHASES:
         vals = [d["phases"].get(label, [0.0, 0]) for _, d in samples]
-        rows[label] = {"ms": med([v[0] for v in vals]) * 1e3,
-                       "calls": int(med([v[1] for v in vals]))}
-    return {"rows": rows, "missing": samples[0][1]["missing"], "modules": modules,
-            "samples": [{"wall": w, **{k: v for k, v in d.items() if k != "modules"}}
-                        for w, d in samples]}
+        rows[label] = {
+            "ms": med([v[0] for v in vals]) * 1e3,
+            "calls": int(med([v[1] for v in vals])),
+        }
+    return {
+        "rows": rows,
+        "missing": samples[0][1]["missing"],
+        "modules": modules,
+        "samples": [
+            {"wall": w, **{k: v for k, v in d.items() if k != "modules"}} for w, d in samples
+        ],
+    }
 
 
 _IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|(\s*)(\S+)")
@@ -211,8 +234,14 @@ def group_of(name: str, site_phase: bool) -> str:
 def imports(py: str, vx_py: Path, repo: Path, env: dict[str, str], runs: int) -> dict:
     per_run = []
     for _ in range(runs):
-        r = subprocess.run([py, "-X", "importtime", str(vx_py), "run", "build", "--all"],
-                           cwd=repo, env=env, capture_output=True, text=True, check=False)
+        r = subprocess.run(
+            [py, "-X", "importtime", str(vx_py), "run", "build", "--all"],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         mods: dict[str, tuple[int, int, int]] = {}
         site_phase = True
         for line in r.stderr.splitlines():
@@ -225,83 +254,117 @@ def imports(py: str, vx_py: Path, repo: Path, env: dict[str, str], runs: int) ->
             mods[name] = (self_us, cum_us, indent, site_phase)  # type: ignore[assignment]
         per_run.append(mods)
     names = set().union(*per_run)
-    med = {n: (statistics.median([r[n][0] for r in per_run if n in r]),
-               statistics.median([r[n][1] for r in per_run if n in r]),
-               per_run[0].get(n, (0, 0, 0, False))[3]) for n in names}
+    med = {
+        n: (
+            statistics.median([r[n][0] for r in per_run if n in r]),
+            statistics.median([r[n][1] for r in per_run if n in r]),
+            per_run[0].get(n, (0, 0, 0, False))[3],
+        )
+        for n in names
+    }
     groups: dict[str, float] = {}
     for n, (self_us, _, site_phase) in med.items():
         g = group_of(n, bool(site_phase) and not n.startswith("vx"))
         groups[g] = groups.get(g, 0) + self_us
-    top_cum = sorted(((n, v[1]) for n, v in med.items() if n.startswith("vx")),
-                     key=lambda x: -x[1])
+    top_cum = sorted(((n, v[1]) for n, v in med.items() if n.startswith("vx")), key=lambda x: -x[1])
     top_self = sorted(((n, v[0]) for n, v in med.items()), key=lambda x: -x[1])
-    return {"groups_us": dict(sorted(groups.items(), key=lambda kv: -kv[1])),
-            "total_self_us": sum(v[0] for v in med.values()),
-            "top_self_us": top_self[:40], "top_vx_cumulative_us": top_cum[:25],
-            "count": len(med)}
+    return {
+        "groups_us": dict(sorted(groups.items(), key=lambda kv: -kv[1])),
+        "total_self_us": sum(v[0] for v in med.values()),
+        "top_self_us": top_self[:40],
+        "top_vx_cumulative_us": top_cum[:25],
+        "count": len(med),
+    }
 
 
-def cprofile(py: str, vx_py: Path, repo: Path, env: dict[str, str], dest: Path,
-             top: int) -> dict:
-    subprocess.run([py, "-m", "cProfile", "-o", str(dest), str(vx_py), "run", "build", "--all"],
-                   cwd=repo, env=env, capture_output=True, check=True)
+def cprofile(py: str, vx_py: Path, repo: Path, env: dict[str, str], dest: Path, top: int) -> dict:
+    subprocess.run(
+        [py, "-m", "cProfile", "-o", str(dest), str(vx_py), "run", "build", "--all"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        check=True,
+    )
     st = pstats.Stats(str(dest))
     rows = []
     agg: dict[str, list[float]] = {}
-    for (file, line, func), (cc, nc, tt, ct, _) in st.stats.items():  # type: ignore[attr-defined]
+    for (file, line, func), (_cc, nc, tt, ct, _) in st.stats.items():  # type: ignore[attr-defined]
         where = f"{Path(file).name}:{line}({func})" if line else func
         rows.append((tt, ct, nc, where))
-        for key, pat in (("sqlite3 (execute/fetch/commit/connect/close)", "sqlite3"),
-                         ("subprocess fork_exec + wait", "fork_exec|waitpid|_communicate"),
-                         ("posix.stat/lstat/scandir", "posix.stat|posix.lstat|scandir"),
-                         ("io.open + read", "io.open|method 'read'"),
-                         ("marshal.loads (bytecode)", "marshal.loads"),
-                         ("dataclass class creation", "_process_class"),
-                         ("re compile", r"_compile\b|sre_compile|_compiler.py"),
-                         ("thread waits (lock/queue)", "acquire|SimpleQueue|wait")):
+        for key, pat in (
+            ("sqlite3 (execute/fetch/commit/connect/close)", "sqlite3"),
+            ("subprocess fork_exec + wait", "fork_exec|waitpid|_communicate"),
+            ("posix.stat/lstat/scandir", "posix.stat|posix.lstat|scandir"),
+            ("io.open + read", "io.open|method 'read'"),
+            ("marshal.loads (bytecode)", "marshal.loads"),
+            ("dataclass class creation", "_process_class"),
+            ("re compile", r"_compile\b|sre_compile|_compiler.py"),
+            ("thread waits (lock/queue)", "acquire|SimpleQueue|wait"),
+        ):
             if re.search(pat, where if "built-in" not in func else func):
                 a = agg.setdefault(key, [0.0, 0.0, 0])
                 a[0] += tt
                 a[2] += nc
     rows.sort(reverse=True)
     total = st.total_tt  # type: ignore[attr-defined]
-    return {"total_s": total,
-            "top_tottime": [{"tottime_ms": r[0] * 1e3, "cumtime_ms": r[1] * 1e3, "calls": r[2],
-                             "where": r[3]} for r in rows[:top]],
-            "aggregates_ms": {k: {"tottime_ms": v[0] * 1e3, "calls": v[2]} for k, v in agg.items()}}
+    return {
+        "total_s": total,
+        "top_tottime": [
+            {"tottime_ms": r[0] * 1e3, "cumtime_ms": r[1] * 1e3, "calls": r[2], "where": r[3]}
+            for r in rows[:top]
+        ],
+        "aggregates_ms": {k: {"tottime_ms": v[0] * 1e3, "calls": v[2]} for k, v in agg.items()},
+    }
 
 
 def render(n: int, commit: str, ph: dict, im: dict, cp: dict, top: int) -> str:
     whole = ph["rows"]["whole process (wall)"]["ms"]
-    out = [f"## Warm run profile, N={n}, vx {commit[:12]}\n",
-           "| phase | median ms | % of wall | calls |", "| --- | --- | --- | --- |"]
+    out = [
+        f"## Warm run profile, N={n}, vx {commit[:12]}\n",
+        "| phase | median ms | % of wall | calls |",
+        "| --- | --- | --- | --- |",
+    ]
     for label, r in ph["rows"].items():
         shown = label.replace("  ", "\u00a0\u00a0")
         out.append(f"| {shown} | {r['ms']:.1f} | {100 * r['ms'] / whole:.0f}% | {r['calls']} |")
     if ph["missing"]:
         out.append(f"\n(not in this commit: {', '.join(ph['missing'])})")
-    out += ["", f"### -X importtime: {im['count']} modules, self time "
-            f"{im['total_self_us'] / 1e3:.1f} ms (importtime's own overhead inflates this)\n",
-            "| group | self ms |", "| --- | --- |"]
+    out += [
+        "",
+        f"### -X importtime: {im['count']} modules, self time "
+        f"{im['total_self_us'] / 1e3:.1f} ms (importtime's own overhead inflates this)\n",
+        "| group | self ms |",
+        "| --- | --- |",
+    ]
     out += [f"| {g} | {us / 1e3:.1f} |" for g, us in list(im["groups_us"].items())[:top]]
     out += ["", "| slowest modules (self) | ms |", "| --- | --- |"]
     out += [f"| {n_} | {us / 1e3:.1f} |" for n_, us in im["top_self_us"][:top]]
-    out += ["", f"### cProfile (one run, {cp['total_s'] * 1e3:.0f} ms under the profiler)\n",
-            "| aggregate | own ms | calls |", "| --- | --- | --- |"]
-    out += [f"| {k} | {v['tottime_ms']:.1f} | {v['calls']} |"
-            for k, v in sorted(cp["aggregates_ms"].items(), key=lambda kv: -kv[1]["tottime_ms"])]
+    out += [
+        "",
+        f"### cProfile (one run, {cp['total_s'] * 1e3:.0f} ms under the profiler)\n",
+        "| aggregate | own ms | calls |",
+        "| --- | --- | --- |",
+    ]
+    out += [
+        f"| {k} | {v['tottime_ms']:.1f} | {v['calls']} |"
+        for k, v in sorted(cp["aggregates_ms"].items(), key=lambda kv: -kv[1]["tottime_ms"])
+    ]
     out += ["", "| function | own ms | cum ms | calls |", "| --- | --- | --- | --- |"]
-    out += [f"| `{r['where']}` | {r['tottime_ms']:.1f} | {r['cumtime_ms']:.1f} | {r['calls']} |"
-            for r in cp["top_tottime"][:top]]
+    out += [
+        f"| `{r['where']}` | {r['tottime_ms']:.1f} | {r['cumtime_ms']:.1f} | {r['calls']} |"
+        for r in cp["top_tottime"][:top]
+    ]
     return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--packages", "-n", type=int, default=100)
     ap.add_argument("--work", default="/tmp/vx-profile")
     ap.add_argument("--python", default=None)
+    ap.add_argument("--venv", action="store_true", help="as compare.py --venv")
     ap.add_argument("--vx", default=str(compare.CHECKOUT / "vx.py"))
     ap.add_argument("--vx-ref", default=None)
     ap.add_argument("--runs", type=int, default=5)
@@ -312,18 +375,22 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(a.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
     py = a.python or compare.real_python()
+    if a.venv:
+        py = compare.venv_python(work, py)
     vx_py, commit = Path(a.vx).resolve(), None
     if a.vx_ref:
         vx_py, commit = compare.export_ref(a.vx_ref, work)
     else:
         commit = compare.sh(["git", "-C", str(vx_py.parent), "rev-parse", "HEAD"], check=False)
-        if compare.sh(["git", "-C", str(vx_py.parent), "status", "--porcelain", "--", "src"],
-                      check=False):
+        if compare.sh(
+            ["git", "-C", str(vx_py.parent), "status", "--porcelain", "--", "src"], check=False
+        ):
             commit += "+dirty"
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "GITHUB_ACTIONS")}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env.update({"HOME": str(work / "home"), "PYTHONPYCACHEPREFIX": str(work / "pycache"),
-                "NO_COLOR": "1"})
+    env.update(
+        {"HOME": str(work / "home"), "PYTHONPYCACHEPREFIX": str(work / "pycache"), "NO_COLOR": "1"}
+    )
     (work / "home").mkdir(exist_ok=True)
     repo = work / "repos" / f"n{a.packages}"
     if not (a.reuse and repo.is_dir()):
@@ -337,8 +404,11 @@ def main(argv: list[str] | None = None) -> int:
     im = imports(py, vx_py, repo, env, max(3, a.runs // 2))
     prof = work / f"warm-n{a.packages}.prof"
     cp = cprofile(py, vx_py, repo, env, prof, a.top * 2)
-    (work / f"profile-n{a.packages}.json").write_text(json.dumps(
-        {"commit": commit, "python": py, "phases": ph, "imports": im, "cprofile": cp}, indent=1))
+    (work / f"profile-n{a.packages}.json").write_text(
+        json.dumps(
+            {"commit": commit, "python": py, "phases": ph, "imports": im, "cprofile": cp}, indent=1
+        )
+    )
     print(render(a.packages, commit or "?", ph, im, cp, a.top))
     print(f"\nraw: {work / f'profile-n{a.packages}.json'}, profile: {prof}")
     return 0
