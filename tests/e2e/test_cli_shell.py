@@ -203,23 +203,19 @@ def test_off_a_terminal_help_is_plain_whatever_the_environment(vx, ws, env):
         (["test"], 'unknown command: "test" — to run the task, use vx run test --all'),
         (
             ["build", "app"],
-            'unknown command: "build" — to run the task, use vx run build --filter app',
+            'unknown command: "build" — to run the task, use vx run app#build',
         ),
         (
             ["build", "app", "cart"],
-            'unknown command: "build" — to run the task, use vx run build --filter app --filter @acme/cart',
+            'unknown command: "build" — to run the task, use vx run app#build @acme/cart#build',
         ),
         (
             ["build", "--force"],
             'unknown command: "build" — to run the task, use vx run build --all --force',
         ),
         (
-            ["build", "--filter=app"],
-            'unknown command: "build" — to run the task, use vx run build --filter=app',
-        ),
-        (
             ["build", "app", "-F", "x"],
-            'unknown command: "build" — to run the task, use vx run build --filter app -F x',
+            'unknown command: "build" — to run the task, use vx run app#build -F x',
         ),
         (["app#build"], 'unknown command: "app#build" — to run the task, use vx run app#build'),
         (
@@ -296,13 +292,25 @@ def test_a_default_build_is_no_task_to_hint(vx, workspace):
         (["run-many"], "use vx run TASK --all"),
         (
             ["run-many", "-t", "build", "test", "-p", "app,lib"],
-            "use vx run build test --all --filter app --filter lib",
+            "use vx run app#build app#test lib#build lib#test",
         ),
-        (["affected", "--target=test"], "use vx run test --affected"),
-        (["graph"], "use vx run TASK --graph for the task graph as Graphviz DOT"),
-        (["query"], "use vx run TASK --dry=json for the plan as JSON"),
+        (
+            ["affected", "--target=test"],
+            (
+                "use vx run test --all (vx does not pick tasks by git changes yet;"
+                " unchanged tasks come from the cache)"
+            ),
+        ),
+        (["graph"], "vx show TASK prints each project's task with its dependsOn edges"),
+        (["query"], "vx show --format json prints every project and its tasks as JSON"),
         (["ls"], "vx show lists every project"),
-        (["reset"], "vx cache prune empties the cache"),
+        (
+            ["reset"],
+            (
+                "vx has no reset verb yet: delete the cache directory (~/.vx/<id>/cache by default,"
+                " or the one --cache-dir, cacheDir or VX_CACHE_DIR names)"
+            ),
+        ),
         (["daemon", "status"], "vx runs no daemon: drop it"),
         (["login"], "vx has no account to log in to: a remote cache is a plugin in vx.workspace.*"),
         (["logout"], "vx has no account to log out of: drop it"),
@@ -310,7 +318,10 @@ def test_a_default_build_is_no_task_to_hint(vx, workspace):
         (["unlink"], "vx has no remote cache to unlink: drop it"),
         (
             ["migrate"],
-            "vx init writes a vx.config.json for each package from its package.json scripts",
+            (
+                "vx has no migrator yet: declare each package's tasks in a vx.config.json"
+                " (docs/config.md shows every field)"
+            ),
         ),
     ],
 )

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 TASK_FLAGS = frozenset({"-t", "--targets", "--target"})
 PROJECT_FLAGS = frozenset({"-p", "--projects"})
-SCOPE_FLAGS = frozenset({"--all", "--filter", "-F", "--affected"})
+SCOPE_FLAGS = frozenset({"--all"})
 _PLAIN = re.compile(r"[\w@%+=:,./-][\w@%+=:,./#-]*")
 
 
@@ -79,14 +79,17 @@ def _as_task(word: str, rest: Sequence[str], cwd: Path, verb: str | None) -> str
 def _run_line(ws: Workspace, task: str, rest: Sequence[str], cwd: Path) -> str:
     """The `vx run` that does what `vx <task> <rest…>` meant, as Turbo and Nx read it.
 
-    Leading words name projects (`vx build app` → `--filter app`); flags pass as they are.
-    With no scope of its own, the line runs the task where `vx run` would find it: the cwd's
-    project when it declares the task, else every project (`--all`).
+    Leading words name projects (`vx build app` → `vx run app#build`); flags pass as they
+    are. With no project named, the line runs the task where `vx run` would find it: the
+    cwd's project when it declares the task, else every project (`--all`).
     """
     at = next((i for i, w in enumerate(rest) if w.startswith("-")), len(rest))
     names, flags = rest[:at], rest[at:]
-    line = ["vx", "run", task, *(a for n in names for a in ("--filter", _project_name(ws, n)))]
-    if not names and not any(f.partition("=")[0] in SCOPE_FLAGS for f in flags):
+    if names:
+        anchored = [f"{_project_name(ws, n)}#{task}" for n in names]
+        return _command(["vx", "run", *anchored, *flags])
+    line = ["vx", "run", task]
+    if not any(f.partition("=")[0] in SCOPE_FLAGS for f in flags):
         from vx.workspace.load import cwd_project
 
         here = cwd_project(ws, cwd)
@@ -129,9 +132,10 @@ def _nx_words(rest: Sequence[str]) -> tuple[list[str], list[str]]:
 def _run_with(*flags: str) -> Callable[[Sequence[str]], str]:
     def answer(rest: Sequence[str]) -> str:
         tasks, projects = _nx_words(rest)
-        scope = [a for name in projects for a in ("--filter", name)]
-        named = _command([*(tasks or ["TASK"]), *flags, *scope])
-        return f"use vx run {named}"
+        names = tasks or ["TASK"]
+        if projects:
+            return "use vx run " + _command([f"{p}#{t}" for p in projects for t in names])
+        return f"use vx run {_command([*names, *flags])}"
 
     return answer
 
@@ -142,17 +146,24 @@ def _say(text: str) -> Callable[[Sequence[str]], str]:
 
 FOREIGN: dict[str, Callable[[Sequence[str]], str]] = {
     "run-many": _run_with("--all"),
-    "affected": _run_with("--affected"),
-    "graph": lambda rest: _run_with("--graph")(rest) + " for the task graph as Graphviz DOT",
-    "query": lambda rest: _run_with("--dry=json")(rest) + " for the plan as JSON",
+    "affected": lambda rest: (
+        _run_with("--all")(rest)
+        + " (vx does not pick tasks by git changes yet; unchanged tasks come from the cache)"
+    ),
+    "graph": _say("vx show TASK prints each project's task with its dependsOn edges"),
+    "query": _say("vx show --format json prints every project and its tasks as JSON"),
     "ls": _say("vx show lists every project"),
-    "reset": _say("vx cache prune empties the cache"),
+    "reset": _say(
+        "vx has no reset verb yet: delete the cache directory (~/.vx/<id>/cache by default,"
+        " or the one --cache-dir, cacheDir or VX_CACHE_DIR names)"
+    ),
     "daemon": _say("vx runs no daemon: drop it"),
     "login": _say("vx has no account to log in to: a remote cache is a plugin in vx.workspace.*"),
     "logout": _say("vx has no account to log out of: drop it"),
     "link": _say("vx has no remote cache to link: a remote cache is a plugin in vx.workspace.*"),
     "unlink": _say("vx has no remote cache to unlink: drop it"),
     "migrate": _say(
-        "vx init writes a vx.config.json for each package from its package.json scripts"
+        "vx has no migrator yet: declare each package's tasks in a vx.config.json"
+        " (docs/config.md shows every field)"
     ),
 }

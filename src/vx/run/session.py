@@ -122,6 +122,11 @@ class RunSession:
                 self._spans[event.id] = (max(0, start), end)
             self._emit_out(event)
 
+    def _locked_tick(self) -> None:
+        """The live region's redraw, serialized with the events worker threads emit."""
+        with self._lock:
+            self._tick()
+
     def _since_start_ns(self) -> int:
         return int((self._clock() - self._t0) * 1e9)
 
@@ -159,7 +164,7 @@ class RunSession:
             on_not_run=self._not_run,
             stopping=self.signals.stopping,
             halted=self.ctx.halted,
-            tick=self._tick,
+            tick=self._locked_tick,
         )
         if self._failed() and self.servers.alive() and not self._keeps_going():
             self.servers.stop_all(self.options.kill_grace_ms)
