@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import sqlite3
 import threading
@@ -57,6 +58,26 @@ _SCHEMA = (
         tasks INTEGER NOT NULL, cache_hits INTEGER NOT NULL,
         failed INTEGER NOT NULL, skipped INTEGER NOT NULL)""",
 )
+
+
+_ERRNO = {
+    sqlite3.SQLITE_FULL: errno.ENOSPC,
+    sqlite3.SQLITE_READONLY: errno.EROFS,
+    sqlite3.SQLITE_BUSY: errno.EBUSY,
+    sqlite3.SQLITE_PERM: errno.EACCES,
+}
+
+
+class IndexWriteError(OSError):
+    """SQLite refused a write to the index: a full disk, a read-only file, a lock never freed.
+
+    An OSError, so every caller that already survives the disk refusing an artifact (a save
+    becomes one line, the history one notice) survives this the same way.
+    """
+
+    def __init__(self, path: Path, err: sqlite3.OperationalError) -> None:
+        code = _ERRNO.get(err.sqlite_errorcode & 0xFF, errno.EIO)
+        super().__init__(code, str(err), str(path))
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,14 +217,27 @@ class Index:
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
+        """One short transaction, undone whole when anything fails, its COMMIT included.
+
+        A COMMIT refused (a full disk) leaves SQLite's transaction open and this connection
+        holding the write lock: without the ROLLBACK every later write, this process's and
+        every other run's, would wait out the busy timeout and fail "database is locked".
+        """
         conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as err:
+            raise IndexWriteError(self.path, err) from err
         try:
             yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
+            conn.execute("COMMIT")
+        except BaseException as err:
+            if conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+            if isinstance(err, sqlite3.OperationalError):
+                raise IndexWriteError(self.path, err) from err
             raise
-        conn.execute("COMMIT")
 
     def close(self) -> None:
         with self._lock:

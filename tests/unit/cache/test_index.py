@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sqlite3
@@ -18,6 +19,7 @@ from vx.cache.index import (
     INDEX_NAME,
     SCHEMA_VERSION,
     IndexStats,
+    IndexWriteError,
     InvocationRow,
     LogChunk,
     RunRow,
@@ -92,6 +94,28 @@ def test_an_entry_round_trips_with_its_inputs_and_log(tmp_path: Path) -> None:
     assert index.get_entry(entry.key) is None
     assert index.entry_inputs(entry.key) == ()
     assert index.stats() == IndexStats(0, 0)
+    index.close()
+
+
+def test_a_refused_write_is_an_os_error_and_leaves_the_index_usable(tmp_path: Path) -> None:
+    """A full disk, here a page cap: callers that survive a refused artifact survive this."""
+    index = open_index(tmp_path)
+    conn = index._conn()
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages}")
+    log = [LogChunk(Stream.STDOUT, "x" * 100_000)]
+    with pytest.raises(IndexWriteError) as caught:
+        index.put_entry("0123456789abcdef", project="p", task="t", artifact=ARTIFACT, log=log)
+    assert isinstance(caught.value, OSError)
+    assert (caught.value.errno, caught.value.strerror) == (errno.ENOSPC, "database or disk is full")
+    assert caught.value.filename == str(tmp_path / INDEX_NAME)
+    assert not conn.in_transaction
+    assert index.get_entry("0123456789abcdef") is None
+
+    other = open_index(tmp_path)  # the write lock is free: no wait, no "database is locked"
+    other.put_entry("fedcba9876543210", project="p", task="t", artifact=ARTIFACT)
+    assert index.get_entry("fedcba9876543210") is not None
+    other.close()
     index.close()
 
 
