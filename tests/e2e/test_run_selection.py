@@ -80,7 +80,7 @@ def test_only_projects_outside_the_selection(workspace, vx):
     r = vx(["run", "lint"], root / "packages/app")
     assert r.code == 1
     assert (
-        "Only projects outside the selection declare lint — pass --all, or --filter to pick them."
+        "Only projects outside the selection declare lint — pass --all, or name one as pkg#task."
         in r.err
     )
 

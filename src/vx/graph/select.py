@@ -122,7 +122,7 @@ class _Hints:
         if outside:
             parts.append(
                 f"Only projects outside the selection declare {', '.join(outside)}"
-                " — pass --all, or --filter to pick them."
+                " — pass --all, or name one as pkg#task."
             )
         for word in missing:
             if word in outside:

@@ -119,7 +119,7 @@ def test_a_diff_chosen_scope_judges_names_against_the_whole_workspace(
 
 
 TASKS = "Tasks: build, build.docs, deploy, dev, lint, release, test."
-OUTSIDE = "— pass --all, or --filter to pick them."
+OUTSIDE = "— pass --all, or name one as pkg#task."
 
 
 @pytest.mark.parametrize(
