@@ -16,6 +16,8 @@ from vx.run.caching import Hit, RestoreResult
 from vx.workspace.layout import nested_dirs
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from vx.cache.index import Entry, Index
     from vx.cache.store import Store
     from vx.ids import TaskId
@@ -95,15 +97,15 @@ class LocalCache:
         entry = self.probe(tid)
         if entry is None:
             return RestoreResult.CORRUPT
-        patterns, stops = self._outputs(node)
-        present = output_paths(node.project.dir, patterns, stop_at=stops)
+        base, patterns, stops = self._outputs(node)
+        present = output_paths(base, patterns, stop_at=stops)
         with self._lock:
             self.used.append(hit.key)
-        if self.store.up_to_date(node.project.dir, entry.artifact, present):
+        if self.store.up_to_date(base, entry.artifact, present):
             return RestoreResult.UP_TO_DATE
-        clean_outputs(node.project.dir, patterns, stop_at=stops)
+        clean_outputs(base, patterns, stop_at=stops)
         try:
-            self.store.restore(hit.key, node.project.dir, entry.artifact)
+            self.store.restore(hit.key, base, entry.artifact)
         except CorruptArtifact as err:
             if not err.blocked:
                 self.index.drop_entry(hit.key)
@@ -117,19 +119,19 @@ class LocalCache:
         if not self.cached(tid):
             return
         node = self.plan.nodes[tid]
-        patterns, stops = self._outputs(node)
+        base, patterns, stops = self._outputs(node)
         if patterns:
-            clean_outputs(node.project.dir, patterns, stop_at=stops)
+            clean_outputs(base, patterns, stop_at=stops)
 
     def save(self, tid: TaskId, produced: Produced) -> str | None:
         if not self.axes.local_write or not self.cached(tid):
             return None
         node = self.plan.nodes[tid]
         key = self.keys.keys[tid]
-        patterns, stops = self._outputs(node)
-        paths = output_paths(node.project.dir, patterns, stop_at=stops)
+        base, patterns, stops = self._outputs(node)
+        paths = output_paths(base, patterns, stop_at=stops)
         try:
-            info = self.store.put(key, paths, node.project.dir, replace=not self.axes.local_read)
+            info = self.store.put(key, paths, base, replace=not self.axes.local_read)
             self.index.put_entry(
                 key,
                 project=tid.project,
@@ -147,11 +149,28 @@ class LocalCache:
             return f"cache entry not saved: {err.strerror or err}"
         return None
 
-    def _outputs(self, node: PlanNode) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """The node's output globs (relative to its project) and the nested projects to skip."""
+    def _outputs(self, node: PlanNode) -> tuple[Path, tuple[str, ...], tuple[str, ...]]:
+        """Where the node's outputs are archived from, their globs there, and dirs to skip.
+
+        Outputs are relative to the project, unless the task also declares
+        `outputs.workspaceFiles`: then the whole set is archived from the workspace root, the
+        project's own globs prefixed with its directory.
+        """
         cache = node.task.cache_spec
-        patterns = cache.outputs.files if cache else ()
-        return patterns, self._nested[node.project.name]
+        files = cache.outputs.files if cache else ()
+        shared = cache.outputs.workspace_files if cache else ()
+        nested = self._nested[node.project.name]
+        if not shared:
+            return node.project.dir, files, nested
+        rel = node.project.rel_dir
+        if rel in (".", ""):
+            return self.plan.workspace.root, (*files, *shared), nested
+        prefixed = tuple(f"!{rel}/{p[1:]}" if p.startswith("!") else f"{rel}/{p}" for p in files)
+        return (
+            self.plan.workspace.root,
+            (*prefixed, *shared),
+            tuple(f"{rel}/{d}" for d in nested),
+        )
 
     def close(self) -> None:
         """Mark the entries this run used, then let go of the index."""
