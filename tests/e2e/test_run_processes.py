@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import pty
 import select
@@ -183,10 +184,12 @@ def test_a_server_that_never_gets_ready_fails_its_dependants(workspace, vx):
 @pytest.mark.parametrize(("tail", "code"), [("exit 0", 0), ("exit 3", 1)])
 def test_a_requested_server_holds_the_run_until_it_exits(workspace, vx, tail, code):
     root = workspace(server_files(f"sleep 0.3; echo bye; {tail}"))
-    r = vx(["run", "dev"], root / "packages/srv")
+    r = vx(["run", "dev", "--summarize=summary.json"], root / "packages/srv")
     assert r.code == code, repr(r)
+    summary = json.loads((root / "packages/srv/summary.json").read_text())
+    assert (summary["exitCode"], summary["ok"]) == (code, code == 0)
     if code:
-        assert "srv#dev exited with code 3; stopping 0 other persistent tasks" in r.err
+        assert r.err.splitlines()[-1] == "vx: srv#dev exited with code 3"
 
 
 def test_the_live_region_draws_on_a_terminal(workspace):

@@ -372,6 +372,14 @@ class Index:
             )
             _insert_runs(tx, rows)
 
+    def finish_invocation(self, run_id: str, *, exit_code: int, ended_at_ms: int) -> None:
+        """A run's verdict changed after its rows were written: a held server ended it."""
+        with self._write() as tx:
+            tx.execute(
+                "UPDATE invocations SET exit_code = ?, ended_at = ? WHERE run_id = ?",
+                (exit_code, ended_at_ms, run_id),
+            )
+
 
 def _version(conn: sqlite3.Connection) -> int | None:
     try:

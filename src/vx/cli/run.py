@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from vx.output.console import Console
     from vx.run.localcache import LocalCache
     from vx.run.plan import RunPlan
-    from vx.run.session import RunOutcome
+    from vx.run.session import RunOutcome, RunSession
     from vx.util.stopwatch import Stopwatch
     from vx.workspace.model import Workspace
 
@@ -423,25 +424,47 @@ def _run(settings: RunSettings, plan: RunPlan, streams: Streams) -> tuple[int, i
         if env.get("VX_TIMING"):
             renderer.handle(Notice(settings.watch.table().rstrip("\n")))
         session.finish(outcome)
-        code = outcome.exit_code
         if session.held_servers():
-            held = session.hold()
-            if held is not None:
-                sid, server_code, others = held
-                noun = "task" if others == 1 else "tasks"
-                err.write(
-                    f"vx: {sid} exited with code {server_code}; stopping {others} other"
-                    f" persistent {noun}\n"
-                )
-                code = 1 if server_code else code
+            outcome = _hold(session, outcome, err)
+            _rerecord(settings, plan, outcome, prepared)
+        prepared.cache.close()
         renderer.close()
     if json_out:
         from vx.run.summary import summary_document
 
-        doc = summary_document(plan, outcome)
-        doc.update(ok=code == 0, exitCode=code)
-        streams.out.write(json.dumps(doc, indent=2) + "\n")
-    return code, session.signals.signal
+        streams.out.write(json.dumps(summary_document(plan, outcome), indent=2) + "\n")
+    return outcome.exit_code, session.signals.signal
+
+
+def _hold(session: RunSession, outcome: RunOutcome, err: Console) -> RunOutcome:
+    """Keep vx in the foreground for the requested servers; their exit can turn the verdict."""
+    import dataclasses
+
+    held = session.hold()
+    if held is None:
+        return outcome
+    sid, server_code, others = held
+    line = f"vx: {sid} exited with code {server_code}"
+    if others:
+        noun = "task" if others == 1 else "tasks"
+        line += f"; stopping {others} other persistent {noun}"
+    err.write(line + "\n")
+    if not server_code:
+        return outcome
+    return dataclasses.replace(outcome, exit_code=1, ended_at=time.time())
+
+
+def _rerecord(
+    settings: RunSettings, plan: RunPlan, outcome: RunOutcome, prepared: _Prepared
+) -> None:
+    """After a hold, the history and `--summarize` carry the verdict the server gave."""
+    with contextlib.suppress(OSError):
+        prepared.index.finish_invocation(
+            outcome.run_id,
+            exit_code=outcome.exit_code,
+            ended_at_ms=int(outcome.ended_at * 1000),
+        )
+    _write_summary(settings, plan, outcome, prepared)
 
 
 @dataclass(frozen=True, slots=True)
@@ -525,7 +548,6 @@ def _after_run(
     """Record the history, keep failures, write --summarize: each may fail with one line."""
     from vx.events import Notice
     from vx.run.record import keep_failures, record_run
-    from vx.run.summary import summary_document
 
     notes: list[Notice] = []
     try:
@@ -542,18 +564,28 @@ def _after_run(
         keep_failures(prepared.cache_dir, plan, outcome)
     except OSError as error:
         notes.append(Notice(f"vx: failed to write the run history: {error.strerror or error}"))
-    finally:
-        prepared.cache.close()
-    if settings.summarize is not None:
-        target = (
-            settings.cwd / settings.summarize
-            if settings.summarize
-            else prepared.cache_dir / "runs" / f"{outcome.run_id}.json"
-        )
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(json.dumps(summary_document(plan, outcome), indent=2) + "\n")
-            notes.append(Notice(f"[vx] run summary written to {target}"))
-        except OSError as error:
-            notes.append(Notice(f"vx: failed to write {target}: {error.strerror or error}"))
+    note = _write_summary(settings, plan, outcome, prepared)
+    if note:
+        notes.append(Notice(note))
     return notes
+
+
+def _write_summary(
+    settings: RunSettings, plan: RunPlan, outcome: RunOutcome, prepared: _Prepared
+) -> str | None:
+    """Write `--summarize`'s file; the line to print about it (None when not asked)."""
+    from vx.run.summary import summary_document
+
+    if settings.summarize is None:
+        return None
+    target = (
+        settings.cwd / settings.summarize
+        if settings.summarize
+        else prepared.cache_dir / "runs" / f"{outcome.run_id}.json"
+    )
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(summary_document(plan, outcome), indent=2) + "\n")
+    except OSError as error:
+        return f"vx: failed to write {target}: {error.strerror or error}"
+    return f"[vx] run summary written to {target}"
