@@ -39,3 +39,33 @@ def test_workspace_outputs_round_trip(workspace, vx):
     assert (lib / "dist/own.txt").read_text() == "own\n"
     third = vx(["run", "gen", "--output-logs=hash-only"], lib).assert_ok()
     assert third.out.startswith("up-to-date      lib#gen ")
+
+
+def test_a_cache_dir_inside_the_work_tree_is_no_input(workspace, vx):
+    files = tree(
+        {
+            "lib": (
+                (),
+                {"t": {"exec": "echo ran", "cache": {"outputs": {"files": []}}}},
+            )
+        }
+    )
+    root = workspace(files)
+    lib = root / "packages/lib"
+    args = ["run", "t", "--cache-dir", ".cachedir", "--output-logs=hash-only"]
+    first = vx(args, lib).assert_ok()
+    second = vx(args, lib).assert_ok()
+    assert first.out.split()[:1] == ["success"]
+    assert second.out.split()[0] in ("up-to-date", "restored-local"), repr(second)
+    assert first.out.split()[2] == second.out.split()[2]
+
+
+def test_a_crashed_restores_staging_dir_is_no_input(workspace, vx):
+    files = tree({"lib": ((), {"t": {"exec": "echo ran", "cache": {"outputs": {"files": []}}}})})
+    root = workspace(files)
+    lib = root / "packages/lib"
+    first = vx(["run", "t", "--output-logs=hash-only"], lib).assert_ok()
+    (lib / ".vx-restore-abc123").mkdir()
+    (lib / ".vx-restore-abc123" / "half.txt").write_text("left by a crash")
+    second = vx(["run", "t", "--output-logs=hash-only"], lib).assert_ok()
+    assert first.out.split()[2] == second.out.split()[2]

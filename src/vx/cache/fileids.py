@@ -85,7 +85,9 @@ class FileTable:
 
     __slots__ = ("_dirty", "_hashed", "_ids", "_paths", "_root")
 
-    def __init__(self, snap: GitSnapshot) -> None:
+    def __init__(self, snap: GitSnapshot, *, exclude: Iterable[str] = ()) -> None:
+        """`exclude` names root-relative directories that are never inputs: a cache dir kept
+        inside the work tree, which every save would otherwise change."""
         status = snap.status
         self._root = snap.root
         self._ids: dict[str, str | None] = {}
@@ -103,6 +105,9 @@ class FileTable:
             self._dirty.add(path)
         for path in status.deleted:
             self._ids.pop(path, None)
+            self._dirty.discard(path)
+        dropped = tuple(d.rstrip("/") + "/" for d in exclude)
+        for path in [p for p in self._dirty if p not in snap.index and _is_vx_own(p, dropped)]:
             self._dirty.discard(path)
         self._paths = sorted(self._ids.keys() | self._dirty)
         self._hashed = 0
@@ -177,3 +182,11 @@ class FileTable:
 def _dir_prefix(rel_dir: str) -> str:
     rel = rel_dir.strip("/")
     return "" if rel in ("", ".") else rel + "/"
+
+
+def _is_vx_own(path: str, dropped: tuple[str, ...]) -> bool:
+    """A file vx itself wrote into the work tree: under an excluded dir, or a restore's staging
+    dir left by a crash (`.vx-restore-*`). Tracked files are never dropped."""
+    if dropped and path.startswith(dropped):
+        return True
+    return path.startswith(".vx-restore-") or "/.vx-restore-" in path

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -498,9 +499,6 @@ def _prepare_cache(settings: RunSettings, plan: RunPlan, err: Console) -> _Prepa
     root = settings.workspace.root
     snap = git.snapshot(root, env=settings.env)
     check_outputs(plan)
-    keys = derive_keys(
-        plan, files=FileTable(snap), env=settings.env, runtime=RuntimeProbe(env=settings.env)
-    )
     home = Path(settings.env.get("HOME") or Path.home())
     location = resolve_location(
         root=root,
@@ -512,6 +510,17 @@ def _prepare_cache(settings: RunSettings, plan: RunPlan, err: Console) -> _Prepa
         flag=settings.cache_dir,
         config=settings.workspace.config,
         env=settings.env,
+    )
+    inside = [
+        os.path.relpath(d, root)
+        for d in {location.store, location.directory}
+        if str(d).startswith(str(root) + os.sep)
+    ]
+    keys = derive_keys(
+        plan,
+        files=FileTable(snap, exclude=inside),
+        env=settings.env,
+        runtime=RuntimeProbe(env=settings.env),
     )
     ensure_writable(location.store)
     index = open_index(location.store)
