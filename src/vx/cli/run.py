@@ -40,13 +40,14 @@ COMMAND = Command(
         Flag("--all", "select every project that declares the task"),
         Flag(
             "--exclude-dependencies",
-            "drop dependsOn edges: all of them, or only the tasks with these names",
+            "drop dependsOn edges: all of them, or only the tasks with these comma-separated names",
             Takes.OPTIONAL,
             metavar="<names>",
         ),
         Flag(
             "--concurrency",
-            "how many tasks execute at once: a count or a share of the CPUs (50%)",
+            "how many tasks execute at once: a count or a share of the CPUs (50%); default:"
+            " the workspace's concurrency, else the CPUs vx may use (cgroup quota included)",
             Takes.VALUE,
             metavar="<n|n%>",
             number=Number.INT_OR_PERCENT,
@@ -54,7 +55,8 @@ COMMAND = Command(
         ),
         Flag(
             "--continue",
-            "what a failure takes down: never (stop), deps-ok (its dependants), always (nothing)",
+            "what a failure takes down: never (stop), deps-ok (its dependants; the default),"
+            " always (nothing; what a bare --continue means)",
             Takes.OPTIONAL,
             metavar="never|deps-ok|always",
             choices=CONTINUE_MODES,
@@ -69,7 +71,8 @@ COMMAND = Command(
         ),
         Flag(
             "--timeout",
-            "default per-task timeout in ms for tasks without exec.timeout",
+            "default per-task timeout in ms for tasks without exec.timeout (for a persistent"
+            " task: how long it may take to become ready)",
             Takes.VALUE,
             metavar="<ms>",
             number=Number.INT,
@@ -136,7 +139,8 @@ COMMAND = Command(
             "Exit codes",
             (
                 ("0", "every task succeeded or was restored"),
-                ("1", "a task failed or was skipped, or a refusal"),
+                ("1", "a task failed or was skipped, a requested server exited non-zero,"),
+                ("", "or a refusal"),
                 ("130/143/129", "interrupted by SIGINT/SIGTERM/SIGHUP"),
             ),
         ),
@@ -145,7 +149,8 @@ COMMAND = Command(
             (
                 ("VX_TASK_TIMEOUT", "default task timeout (ms), below --timeout"),
                 ("VX_KILL_GRACE_MS", "SIGTERM → SIGKILL grace for a stopped task (2000)"),
-                ("VX_READY_NOTICE_MS", "when to say a persistent task is not ready yet"),
+                ("VX_READY_NOTICE_MS", "when to say a persistent task is not ready yet (10000)"),
+                ("VX_TIMING", "print where the run's time went, stage by stage"),
                 ("VX_CACHE_DIR", "the cache directory, below --cache-dir and cacheDir"),
                 ("CI, GITHUB_ACTIONS", "the CI output flow and its ::group:: framing"),
                 ("NO_COLOR, FORCE_COLOR", "colour off / on"),
@@ -253,9 +258,21 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
 
 
 def args_words(args: ParsedArgs) -> tuple[str, ...]:
-    """The invocation as the history records it: tasks, then what followed `--`."""
+    """The invocation as the history records it: tasks, flags, then what followed `--`."""
+    flags: list[str] = []
+    for dest, value in args.values.items():
+        if value is True:
+            flags.append(f"--{dest}")
+        elif value is False:
+            continue
+        elif isinstance(value, tuple):
+            flags.extend(f"--{dest}={v}" for v in value)
+        elif value == "":
+            flags.append(f"--{dest}")
+        else:
+            flags.append(f"--{dest}={value}")
     tail = ("--", *args.forwarded) if args.forwarded is not None else ()
-    return (*args.words, *tail)
+    return (*args.words, *flags, *tail)
 
 
 def _cache_spec(spec: str | None) -> str | None:

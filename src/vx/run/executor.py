@@ -157,7 +157,7 @@ class Executor:
                 timed_out=result.timed_out,
                 reason=reason,
                 cpu_ms=result.cpu_ms,
-                peak_rss_bytes=result.peak_rss_bytes,
+                peak_rss_bytes=_own_peak(result.peak_rss_bytes),
                 attempts=attempt,
             )
         )
@@ -310,3 +310,15 @@ class _ReadyCapture(_Capture):
             if self.pattern.search(self.tail):
                 self.ready.set()
         self.log.clear()  # a server's output is streamed, never saved
+
+
+def _own_peak(peak: int | None) -> int | None:
+    """The task's peak RSS, or None when it never rose above vx's own at the fork.
+
+    The kernel hands a child the parent's high-water mark, so a light task would report
+    vx's footprint as its own.
+    """
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return peak if peak is not None and peak > own else None
