@@ -405,7 +405,9 @@ def test_the_history_has_one_invocation_and_a_row_per_task(workspace, vx, tmp_pa
         cache, "SELECT run_id, command, exit_code, git_branch, git_sha, tags FROM invocations"
     )
     sha = git(root, "rev-parse", "HEAD").strip()
-    assert row[:5] == (run_id, "vx run build", 1, "main", sha)
+    assert (row[0], *row[2:5]) == (run_id, 1, "main", sha)
+    assert row[1].split()[:3] == ["vx", "run", "build"]
+    assert "--all" in row[1].split()
     assert json.loads(row[5]) == {"team": "web", "k": "v=w"}
     runs = query(cache, "SELECT run_id, project || '#' || task, status FROM runs")
     assert sorted(runs) == [
