@@ -108,7 +108,10 @@ class LocalCache:
             self.store.restore(hit.key, base, entry.artifact)
         except CorruptArtifact as err:
             if not err.blocked:
-                self.index.drop_entry(hit.key)
+                # A bad entry that cannot be dropped now (a full disk) is still a miss; the
+                # next run that finds it drops it.
+                with contextlib.suppress(OSError):
+                    self.index.drop_entry(hit.key)
                 self.store.discard(hit.key)
             with self._lock:
                 self._probed[tid] = None
