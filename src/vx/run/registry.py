@@ -150,7 +150,7 @@ def _group_alive(pgid: int) -> bool:
 def _become_subreaper() -> bool:
     if sys.platform != "linux":
         return False
-    import ctypes  # noqa: PLC0415 - Linux only, and only once a run is about to execute tasks
+    import ctypes
 
     try:
         libc = ctypes.CDLL(None, use_errno=True)
