@@ -126,6 +126,10 @@ def parse_jsonc(text: str, shown: str) -> object:
         return re.sub(r"[^\n]", " ", match.group())
 
     try:
+        return json.loads(text)  # plain JSON, the common case: no scan for comments
+    except json.JSONDecodeError:
+        pass
+    try:
         return json.loads(_JSONC.sub(blank, text))
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}"
