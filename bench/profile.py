@@ -12,7 +12,9 @@ Makes (or reuses, --reuse) the repo `bench/compare.py` makes, fills vx's cache
             wall-clock timers, and calls vx's main(["run","build","--all"]) with
             stdout/stderr to /dev/null.  Outermost calls only (a phase that
             recurses or re-enters is counted once); calls in worker threads are
-            counted too, so nested rows can add up to more than their parent.
+            counted too, so nested rows can add up to more than their parent;
+            "thread CPU" (time.thread_time) is the CPU those calls used, without
+            the time spent waiting for the GIL, so it adds up across threads.
             "interpreter + exit" is the whole process wall minus the child's own
             measured span.
 2. imports  `PY -X importtime vx.py run build --all`: self time per module,
@@ -88,7 +90,7 @@ PHASES: list[tuple[str, str]] = [
 
 CHILD = r"""
 import json, os, sys, threading, time
-T0 = time.perf_counter()
+T0, C0 = time.perf_counter(), time.process_time()
 vx_py, out_path, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 src = os.path.join(os.path.dirname(os.path.abspath(vx_py)), "src")
 sys.path.insert(0, src)
@@ -111,14 +113,14 @@ def wrap(fn, label):
         if label in active:
             return fn(*a, **k)
         active.add(label)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.thread_time()
         try:
             return fn(*a, **k)
         finally:
-            d = time.perf_counter() - t
+            d, dc = time.perf_counter() - t, time.thread_time() - c
             active.discard(label)
-            tot = totals.setdefault(label, [0.0, 0])
-            tot[0] += d; tot[1] += 1
+            tot = totals.setdefault(label, [0.0, 0, 0.0])
+            tot[0] += d; tot[1] += 1; tot[2] += dc
     timed.__wrapped__ = fn
     return timed
 
@@ -146,12 +148,20 @@ from vx.cli.main import main
 devnull = open(os.devnull, "w")
 sys.stdout = sys.stderr = devnull
 code = main(["run", "build", "--all"])
-T4 = time.perf_counter()
+T4, C4 = time.perf_counter(), time.process_time()
 with open(out_path, "w") as f:
     json.dump({"code": code, "setup": T1 - T0, "imports": T2 - T1, "wrap": T3 - T2,
-               "main": T4 - T3, "span": T4 - T0, "phases": totals, "missing": missing,
+               "main": T4 - T3, "span": T4 - T0, "span_cpu": C4 - C0, "phases": totals, "missing": missing,
                "modules": sorted(n for n in set(sys.modules) - before)}, f)
 """
+
+
+BEFORE_EACH: list[Path] = []  # with --restore: the repo whose packages/*/dist to delete
+
+
+def before_each() -> None:
+    for repo in BEFORE_EACH:
+        subprocess.run("rm -rf packages/*/dist", shell=True, cwd=repo, check=True)
 
 
 def child(
@@ -159,6 +169,7 @@ def child(
 ) -> tuple[float, dict]:
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
         out = tmp.name
+    before_each()
     t0 = time.perf_counter()
     r = subprocess.run(
         [py, "-c", CHILD, str(vx_py), out, mode, json.dumps(spec)],
@@ -199,11 +210,16 @@ def phases(py: str, vx_py: Path, repo: Path, env: dict[str, str], runs: int) -> 
         "calls": 1,
     }
     rows["main() total"] = {"ms": med([d["main"] for _, d in samples]) * 1e3, "calls": 1}
+    rows["(CPU of the script, all threads)"] = {
+        "ms": med([d["span_cpu"] for _, d in samples]) * 1e3,
+        "calls": 1,
+    }
     for label, _ in PHASES:
-        vals = [d["phases"].get(label, [0.0, 0]) for _, d in samples]
+        vals = [d["phases"].get(label, [0.0, 0, 0.0]) for _, d in samples]
         rows[label] = {
             "ms": med([v[0] for v in vals]) * 1e3,
             "calls": int(med([v[1] for v in vals])),
+            "cpu_ms": med([v[2] for v in vals]) * 1e3,
         }
     return {
         "rows": rows,
@@ -234,6 +250,7 @@ def group_of(name: str, site_phase: bool) -> str:
 def imports(py: str, vx_py: Path, repo: Path, env: dict[str, str], runs: int) -> dict:
     per_run = []
     for _ in range(runs):
+        before_each()
         r = subprocess.run(
             [py, "-X", "importtime", str(vx_py), "run", "build", "--all"],
             cwd=repo,
@@ -278,6 +295,7 @@ def imports(py: str, vx_py: Path, repo: Path, env: dict[str, str], runs: int) ->
 
 
 def cprofile(py: str, vx_py: Path, repo: Path, env: dict[str, str], dest: Path, top: int) -> dict:
+    before_each()
     subprocess.run(
         [py, "-m", "cProfile", "-o", str(dest), str(vx_py), "run", "build", "--all"],
         cwd=repo,
@@ -321,12 +339,15 @@ def render(n: int, commit: str, ph: dict, im: dict, cp: dict, top: int) -> str:
     whole = ph["rows"]["whole process (wall)"]["ms"]
     out = [
         f"## Warm run profile, N={n}, vx {commit[:12]}\n",
-        "| phase | median ms | % of wall | calls |",
-        "| --- | --- | --- | --- |",
+        "| phase | wall ms | % of wall | thread CPU ms | calls |",
+        "| --- | --- | --- | --- | --- |",
     ]
     for label, r in ph["rows"].items():
         shown = label.replace("  ", "\u00a0\u00a0")
-        out.append(f"| {shown} | {r['ms']:.1f} | {100 * r['ms'] / whole:.0f}% | {r['calls']} |")
+        cpu = f"{r['cpu_ms']:.1f}" if "cpu_ms" in r else ""
+        out.append(
+            f"| {shown} | {r['ms']:.1f} | {100 * r['ms'] / whole:.0f}% | {cpu} | {r['calls']} |"
+        )
     if ph["missing"]:
         out.append(f"\n(not in this commit: {', '.join(ph['missing'])})")
     out += [
@@ -369,6 +390,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vx-ref", default=None)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument(
+        "--restore",
+        action="store_true",
+        help="profile the restore scenario instead: rm -rf packages/*/dist before each run",
+    )
     ap.add_argument("--reuse", action="store_true", help="reuse WORK/repos/nN and its cache")
     a = ap.parse_args(argv)
 
@@ -400,17 +426,24 @@ def main(argv: list[str] | None = None) -> int:
         vx.clean()
     for _ in range(2):  # fill the cache, then one warm-up (bytecode, page cache)
         subprocess.run(vx.build(), cwd=repo, env=env, capture_output=True, check=True)
+    if a.restore:
+        BEFORE_EACH.append(repo)
     ph = phases(py, vx_py, repo, env, a.runs)
     im = imports(py, vx_py, repo, env, max(3, a.runs // 2))
-    prof = work / f"warm-n{a.packages}.prof"
+    tag = "restore" if a.restore else "warm"
+    prof = work / f"{tag}-n{a.packages}.prof"
     cp = cprofile(py, vx_py, repo, env, prof, a.top * 2)
-    (work / f"profile-n{a.packages}.json").write_text(
+    (work / f"profile-{tag}-n{a.packages}.json").write_text(
         json.dumps(
             {"commit": commit, "python": py, "phases": ph, "imports": im, "cprofile": cp}, indent=1
         )
     )
-    print(render(a.packages, commit or "?", ph, im, cp, a.top))
-    print(f"\nraw: {work / f'profile-n{a.packages}.json'}, profile: {prof}")
+    print(
+        render(a.packages, commit or "?", ph, im, cp, a.top).replace(
+            "Warm run", tag.title() + " run"
+        )
+    )
+    print(f"\nraw: {work / f'profile-{tag}-n{a.packages}.json'}, profile: {prof}")
     return 0
 
 
