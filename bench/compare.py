@@ -549,7 +549,7 @@ def table(report: dict) -> str:
                 continue
             ratio = ""
             if len(tools) == 2:
-                ratio = f" {row[0]['wall_med'] / row[1]['wall_med']:.1f}x |" if all(row) else " — |"
+                ratio = f" {row[0]['wall_med'] / row[1]['wall_med']:.2g}x |" if all(row) else " — |"
             lines.append(f"| {LABELS[key]} | " + " | ".join(cell(r) for r in row) + " |" + ratio)
         if "interp" in out:
             lines += [
