@@ -12,7 +12,7 @@ if _SRC.is_dir():
         sys.path.remove(str(_SRC))
     sys.path.insert(0, str(_SRC))
 
-from vx.cli.main import main  # noqa: E402
+from vx.cli.main import entry  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
