@@ -10,7 +10,6 @@ import errno
 import importlib
 import os
 import sys
-import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -166,6 +165,8 @@ def _refuse(streams: Streams, code: ErrorCode, message: str, *, json_wanted: boo
 
 def _defect(streams: Streams, error: BaseException, *, json_wanted: bool) -> int:
     try:
+        import traceback  # only a defect pays for it
+
         streams.err.write("".join(traceback.format_exception(error)))
     except BrokenPipeError:
         _silence_stdout()

@@ -298,6 +298,7 @@ def start_process(
     vx holds it in the foreground (see `vx.run.terminal`).
     """
     argv = [SHELL, "-c", spec.command]
+    registry.before_spawn()
     started = clock()
     opened: list[int] = []
     pipes: dict[int, Stream] = {}

@@ -89,6 +89,8 @@ def record_run(
 
 def keep_failures(cache_dir: Path, plan: RunPlan, outcome: RunOutcome) -> Path | None:
     """A failed run's task output and the files it names, for `vx last` and people."""
+    if not any(f.status is TaskStatus.FAILED for f in outcome.finished):
+        return None
     from vx.cache.failures import RunFailures, task_failure, write_failures
 
     failed = [

@@ -34,7 +34,7 @@ class ProcessRegistry:
     spawned while vx is stopping cannot slip through. Call it from threads, never from a signal
     handler: its lock is not reentrant.
 
-    On Linux, making one turns this process into a child subreaper: what a task leaves in the
+    On Linux, its first task turns this process into a child subreaper: what a task leaves in the
     background is re-parented to vx, which reaps it, rather than to a PID 1 that may never reap
     (a container without an init), where a zombie would keep the group looking alive.
     """
@@ -45,7 +45,7 @@ class ProcessRegistry:
         self._sent: dict[int, set[int]] = {}
         self._broadcast: int | None = None
         self._killed = False
-        self.adopts_orphans = adopt_orphans and _become_subreaper()
+        self._adopt = adopt_orphans
 
     def live(self) -> tuple[int, ...]:
         """The group ids of every task not yet reaped and cleaned up."""
@@ -77,6 +77,17 @@ class ProcessRegistry:
         for group in groups:
             group.terminate(grace_ms)
         return len(groups)
+
+    def before_spawn(self) -> None:
+        """Called by the spawner before each spawn: the first makes vx a subreaper.
+
+        Deferred to here so a run of cache hits never loads ctypes, and early enough that a
+        task exiting at once cannot orphan its background children to init first.
+        """
+        with self._lock:
+            if self._adopt:
+                self._adopt = False
+                _become_subreaper()
 
     def register(self, group: Group) -> None:
         """Called by the spawner as soon as the group exists."""

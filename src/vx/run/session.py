@@ -72,7 +72,7 @@ class RunSession:
     ) -> None:
         self.plan = plan
         self.options = options
-        self.run_id = str(uuid7())
+        self.run_id = uuid7()
         self._clock = clock
         self._wall = wall
         self._tick = tick

@@ -81,7 +81,7 @@ def test_output_is_plain_and_bounded(project: Path) -> None:
 
 
 def test_a_run_record_round_trips_as_the_json_vx_last_reads(tmp_path: Path) -> None:
-    run_id = str(uuid7())
+    run_id = uuid7()
     failures = RunFailures(
         run_id,
         (
