@@ -2,44 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+from tests.unit.graph.wsbuild import GROUP, make_ws
 
 from vx.errors import ErrorCode, UserError
 from vx.graph.build import ExcludeDeps, build_graph
 from vx.graph.select import ScopeKind, forward_targets, resolve_requests, surfaced_tasks
 from vx.ids import TaskId
-from vx.workspace.model import ExecSpec, Manager, Project, ProjectConfig, TaskDef, Workspace
 
-GROUP = "group:"
-
-
-def task(name: str, deps: list[str]) -> TaskDef:
-    """A real task, or a group when the list starts with GROUP."""
-    if deps and deps[0] == GROUP:
-        return TaskDef(name=name, depends_on=tuple(deps[1:]))
-    return TaskDef(name=name, depends_on=tuple(deps), exec_spec=ExecSpec(f"echo {name}"))
-
-
-def make_ws(
-    projects: dict[str, dict[str, list[str]] | None],
-    links: dict[str, list[str]] | None = None,
-    root: str | None = None,
-) -> Workspace:
-    """Projects by name: a task table, or None for a package with no vx config."""
-    made = []
-    for name, tasks in sorted(projects.items()):
-        rel = "." if name == root else f"packages/{name}"
-        config = None
-        if tasks is not None:
-            config = ProjectConfig(
-                path=f"{rel}/vx.config.json", tasks={t: task(t, d) for t, d in tasks.items()}
-            )
-        made.append(Project(name, Path("/ws") / rel, rel, config=config, is_root=name == root))
-    package_deps = {k: tuple(v) for k, v in (links or {}).items()}
-    return Workspace(Path("/ws"), Manager.PNPM, tuple(made), package_deps=package_deps)
-
+if TYPE_CHECKING:
+    from vx.workspace.model import Workspace
 
 WS = make_ws(
     {
