@@ -23,7 +23,6 @@ from vx.events import (
     TaskStatus,
 )
 from vx.run.caching import Produced, RestoreResult
-from vx.run.process import ProcessSpec, SpawnError, run_process, start_process
 from vx.run.scheduler import Done, Result, Ticket
 from vx.run.taskenv import StreamMasker, task_env
 
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
     from vx.ids import TaskId
     from vx.run.context import RunContext
     from vx.run.plan import PlanNode
-    from vx.run.process import ProcessResult
+    from vx.run.process import ProcessResult, ProcessSpec
     from vx.workspace.model import ExecSpec
 
 _READY_TAIL = 8192  # how much recent output a readyWhen pattern is matched against
@@ -108,6 +107,8 @@ class Executor:
             task_id=str(node.id),
         )
         timeout = spec.timeout_ms if spec.timeout_ms is not None else self.ctx.options.timeout_ms
+        from vx.run.process import ProcessSpec  # a run of cache hits spawns nothing
+
         pspec = ProcessSpec(
             command=command,
             cwd=node.project.dir,
@@ -129,6 +130,8 @@ class Executor:
             attempt += 1
             capture = self._capture(tid, secrets)
             self.ctx.emit(TaskStarted(tid, command, attempt))
+            from vx.run.process import run_process
+
             result = run_process(pspec, capture.feed, registry=self.ctx.registry)
             if result.spawn_error:
                 capture.feed(Stream.STDERR, result.spawn_error + "\n")
@@ -175,6 +178,8 @@ class Executor:
 
     def _serve(self, node: PlanNode, spec: ExecSpec, command: str) -> Done:
         """Start a persistent task and hold the worker until it is ready (or never will be)."""
+        from vx.run.process import SpawnError, start_process
+
         tid = node.id
         pspec, secrets = self._process_spec(node, spec, command)
         pattern = re.compile(spec.ready_when) if spec.ready_when else None
