@@ -8,7 +8,20 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["__version__", "define_project", "define_workspace"]
+    from vx.run.prepare import PreparedRun, RunOptions, plan_run, prepare_run, run
+
+__all__ = [
+    "PreparedRun",
+    "RunOptions",
+    "__version__",
+    "define_project",
+    "define_workspace",
+    "plan_run",
+    "prepare_run",
+    "run",
+]
+
+_ENGINE = frozenset({"PreparedRun", "RunOptions", "plan_run", "prepare_run", "run"})
 
 __version__ = "0.1.0"
 
@@ -40,3 +53,14 @@ def _record(kind: str, value: dict[str, Any]) -> None:
     loader = sys.modules.get("vx.workspace.config_load")
     if loader is not None:
         loader.record_definition(kind, value)
+
+
+def __getattr__(name: str) -> Any:
+    """`vx.run` and its kin load the engine on first use, never when a config imports vx."""
+    if name in _ENGINE:
+        from vx.run import prepare
+
+        if name == "run":
+            return sys.modules["vx.run"]  # the package, callable as run(options, sink)
+        return getattr(prepare, name)
+    raise AttributeError(f"module 'vx' has no attribute {name!r}")

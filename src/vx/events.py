@@ -58,13 +58,17 @@ class PlannedTask:
 
 @dataclass(frozen=True, slots=True)
 class RunStarted:
-    """Emitted once, after planning and before the first task starts."""
+    """Emitted once, after planning and before the first task starts.
+
+    `cache_label` names the cache the footer credits (`local cache`, `cache off`).
+    """
 
     run_id: str
     tasks: tuple[PlannedTask, ...]
     projects_in_run: int
     projects_total: int
     concurrency: int
+    cache_label: str = "local cache"
 
 
 @dataclass(frozen=True, slots=True)

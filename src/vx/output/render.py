@@ -46,8 +46,6 @@ class RenderSettings:
     verbosity: int
     github_actions: bool
     version: str
-    workers: int = 1
-    cache_label: str = "local cache"
 
 
 @dataclass(slots=True)
@@ -98,6 +96,8 @@ class Renderer:
             out.is_tty and settings.flow is not Flow.CI and not settings.github_actions
         )
         self._slots = WorkerSlots(1)
+        self._workers = 1
+        self._cache_label = "local cache"
         self._lent_to: TaskId | None = None
         self._pins: list[TaskId] = []
         self._run_started = clock()
@@ -154,6 +154,8 @@ class Renderer:
         self._tally.projects_total = event.projects_total
         self._single_requested = sum(1 for t in real if t.requested) == 1
         self._slots = WorkerSlots(worker_rows(event.concurrency))
+        self._workers = event.concurrency
+        self._cache_label = event.cache_label
         self._run_started = self._clock()
         self._changed()
 
@@ -241,8 +243,8 @@ class Renderer:
         text = footer(
             self._tally,
             version=s.version,
-            workers=s.workers,
-            cache_label=s.cache_label,
+            workers=self._workers,
+            cache_label=self._cache_label,
             wall_ms=event.wall_ms,
             width=self._out.width,
             style=self._style,

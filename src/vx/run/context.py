@@ -1,4 +1,4 @@
-"""RunOptions and RunContext: one frozen bundle of what a run needs, handed to every part."""
+"""ExecOptions and RunContext: one frozen bundle of what a run needs, handed to every part."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
-class RunOptions:
+class ExecOptions:
     """The run's knobs, already resolved from flags, environment and workspace config.
 
     `timeout_ms` is the run-level default (`--timeout` > `VX_TASK_TIMEOUT` > workspace
@@ -45,7 +45,7 @@ class RunContext:
     """
 
     plan: RunPlan
-    options: RunOptions
+    options: ExecOptions
     cache: TaskCache
     registry: ProcessRegistry
     servers: Servers

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
     from vx.graph.model import TaskGraph
     from vx.ids import TaskId
+    from vx.run.keys import KeySet
     from vx.workspace.model import Project, TaskDef, Workspace
 
 
@@ -42,13 +43,17 @@ class PlanNode:
 
 @dataclass(frozen=True, slots=True)
 class RunPlan:
-    """The frozen plan: graph, nodes in a stable topological order, and the projects covered."""
+    """The frozen plan: graph, nodes in a stable topological order, and the projects covered.
+
+    `keys` is every task's cache key once the plan has been keyed (`plan_run`, `prepare_run`).
+    """
 
     workspace: Workspace
     graph: TaskGraph
     nodes: Mapping[TaskId, PlanNode]
     order: tuple[TaskId, ...]
     projects_in_run: int
+    keys: KeySet | None = None
 
     def real(self) -> tuple[PlanNode, ...]:
         """The nodes that are work (no groups), in order: what rows and counters speak of."""

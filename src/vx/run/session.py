@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from vx.events import Event
     from vx.ids import TaskId
     from vx.run.caching import TaskCache
-    from vx.run.context import RunOptions
+    from vx.run.context import ExecOptions
     from vx.run.plan import RunPlan
 
 _BAD = frozenset({TaskStatus.FAILED, TaskStatus.SKIPPED, TaskStatus.ABORTED, TaskStatus.NOT_RUN})
@@ -41,7 +41,10 @@ _BAD = frozenset({TaskStatus.FAILED, TaskStatus.SKIPPED, TaskStatus.ABORTED, Tas
 
 @dataclass(frozen=True, slots=True)
 class RunOutcome:
-    """What the run did: its verdict, each task's final word, and its wall-clock span."""
+    """What the run did: its verdict, each task's final word, and its wall-clock span.
+
+    `plan` is what ran, for a summary document; a replayed warm run has none.
+    """
 
     run_id: str
     exit_code: int
@@ -52,6 +55,7 @@ class RunOutcome:
     wall_ms: float
     spans: Mapping[TaskId, tuple[int, int]]
     failure_logs: Mapping[TaskId, str]
+    plan: RunPlan | None = None
 
 
 class RunSession:
@@ -60,7 +64,7 @@ class RunSession:
     def __init__(
         self,
         plan: RunPlan,
-        options: RunOptions,
+        options: ExecOptions,
         *,
         cache: TaskCache,
         emit: Callable[[Event], None],
@@ -69,6 +73,7 @@ class RunSession:
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
         tick: Callable[[], None] = lambda: None,
+        cache_label: str = "local cache",
     ) -> None:
         self.plan = plan
         self.options = options
@@ -76,6 +81,7 @@ class RunSession:
         self._clock = clock
         self._wall = wall
         self._tick = tick
+        self._cache_label = cache_label
         self._lock = threading.Lock()
         self._finished: dict[TaskId, TaskFinished] = {}
         self._starts: dict[TaskId, int] = {}
@@ -152,6 +158,7 @@ class RunSession:
                 projects_in_run=plan.projects_in_run,
                 projects_total=len(plan.workspace.projects),
                 concurrency=self.options.concurrency,
+                cache_label=self._cache_label,
             )
         )
         executor = Executor(self.ctx)

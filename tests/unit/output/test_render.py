@@ -92,7 +92,6 @@ def settings(flow, *, output_logs=None, verbosity=0, github_actions=False):
         verbosity=verbosity,
         github_actions=github_actions,
         version="0.0.0",
-        workers=8,
     )
 
 

@@ -1,0 +1,432 @@
+"""The one orchestration of a run, called by the CLI, `vx watch` and the public API.
+
+`plan_run` stops before anything executes (what `--dry` and `--graph` print), `prepare_run`
+also keys every task and opens the cache, and `run` executes: it first asks the warm path
+whether the last identical run still holds, and only when it cannot prove that does it load
+the workspace and walk the graph. Everything returns data; events go to the caller's sink.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from vx.errors import ErrorCode, UserError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from vx.cache.index import Index
+    from vx.events import Event, Notice
+    from vx.run.context import ExecOptions
+    from vx.run.keys import KeySet
+    from vx.run.localcache import LocalCache
+    from vx.run.plan import RunPlan
+    from vx.run.session import RunOutcome, RunSession
+    from vx.util.stopwatch import Stopwatch
+    from vx.workspace.model import Workspace
+
+    Sink = Callable[[Event], None]
+
+__all__ = ["PreparedRun", "RunOptions", "plan_run", "prepare_run", "run"]
+
+_LARGEST_TIMER_MS = 2**31 - 1
+
+
+class RunOptions(NamedTuple):
+    """What a run is asked to do, before the workspace is read.
+
+    `tasks` are words as `vx run` takes them (`build`, `app#test`); with none, `pick` is
+    asked for one. `concurrency` is a count, a share of the CPUs (`"50%"`) or None for the
+    workspace's setting; `exclude_dependencies` is True for every edge or a set of task names.
+    `env` is the environment keys and tasks see (the process's when None). `tick` is called
+    regularly while tasks run, for a live display. `command` is what the history records.
+    """
+
+    tasks: tuple[str, ...] = ()
+    cwd: Path | None = None
+    all: bool = False
+    forward: tuple[str, ...] = ()
+    exclude_dependencies: bool | frozenset[str] = False
+    concurrency: int | str | None = None
+    continue_mode: str = "deps-ok"
+    retry: int = 0
+    timeout_ms: int | None = None
+    force: bool = False
+    no_cache: bool = False
+    cache: str | None = None
+    cache_dir: str | None = None
+    summarize: str | None = None
+    tags: tuple[tuple[str, str], ...] = ()
+    command: str = "vx run"
+    env: Mapping[str, str] | None = None
+    pick: Callable[[Workspace, Path], str] | None = None
+    tick: Callable[[], None] | None = None
+    timing: bool = False
+    warm: bool = True
+
+
+class PreparedRun(NamedTuple):
+    """A run keyed and ready to execute: the plan, its keys, the open cache, resolved knobs."""
+
+    options: RunOptions
+    plan: RunPlan
+    keys: KeySet
+    exec_options: ExecOptions
+    cache: LocalCache
+    cache_index: Index
+    cache_dir: Path
+    head: str
+    branch: str | None
+    notices: tuple[Notice, ...]
+    label: str
+    env: Mapping[str, str]
+    cwd: Path
+    watch: Stopwatch
+
+    def close(self) -> None:
+        """Mark the entries the run used and let go of the index."""
+        self.cache.close()
+
+
+def _env(options: RunOptions) -> Mapping[str, str]:
+    return os.environ if options.env is None else options.env
+
+
+def _cwd(options: RunOptions) -> Path:
+    return Path.cwd() if options.cwd is None else Path(options.cwd)
+
+
+def plan_run(options: RunOptions) -> RunPlan:
+    """Load the workspace, select and build the graph, and key every task; run nothing.
+
+    The plan's `keys` are filled in, so a caller can say what would hit before a run.
+    """
+    from vx.util.stopwatch import Stopwatch
+
+    plan = _plan(options, Stopwatch())
+    from vx import git
+    from vx.cache.fileids import FileTable
+    from vx.cache.runtime import RuntimeProbe
+    from vx.run.keys import check_outputs, derive_keys
+
+    env = _env(options)
+    snap = git.snapshot(plan.workspace.root, env=env)
+    check_outputs(plan)
+    keys = derive_keys(plan, files=FileTable(snap), env=env, runtime=RuntimeProbe(env=env))
+    return dataclasses.replace(plan, keys=keys)
+
+
+def _plan(options: RunOptions, watch: Stopwatch) -> RunPlan:
+    from vx.graph.build import ExcludeDeps, build_graph
+    from vx.graph.select import ScopeKind, resolve_requests
+    from vx.run.plan import make_plan
+    from vx.run.taskenv import nested_run_refusal
+    from vx.workspace.load import load_workspace
+
+    cwd = _cwd(options)
+    ws = load_workspace(cwd)
+    watch.mark("load workspace")
+    refusal = nested_run_refusal(_env(options), ws.root)
+    if refusal:
+        raise UserError(ErrorCode.REFUSED, refusal)
+    words = options.tasks
+    if not words:
+        if options.pick is None:
+            raise UserError(ErrorCode.USAGE, "vx run: name a task to run (vx run build)")
+        words = (options.pick(ws, cwd),)
+    if options.all:
+        scope, kind = None, ScopeKind.ALL
+    else:
+        scope, kind = _cwd_scope(ws, cwd, words), ScopeKind.CWD
+    selection = resolve_requests(ws, words, scope=scope, scope_kind=kind)
+    excl = options.exclude_dependencies
+    exclude = None
+    if excl is True or (isinstance(excl, frozenset) and excl):
+        exclude = ExcludeDeps(
+            all=excl is True, names=excl if isinstance(excl, frozenset) else frozenset()
+        )
+    graph = build_graph(ws, selection.roots, exclude=exclude)
+    plan = make_plan(ws, graph, options.forward)
+    watch.mark("plan")
+    return plan
+
+
+def _cwd_scope(ws: Workspace, cwd: Path, words: tuple[str, ...]) -> frozenset[str] | None:
+    """The cwd project's name; outside any project only `pkg#task` words can run."""
+    from vx.ids import is_task_id
+    from vx.workspace.load import cwd_project
+
+    project = cwd_project(ws, cwd)
+    if project is not None:
+        return frozenset({project.name})
+    bare = [w for w in words if not is_task_id(w)]
+    if not bare:
+        return frozenset()
+    hint = " ".join(bare)
+    raise UserError(
+        ErrorCode.USAGE,
+        f"vx run: {cwd} is inside no project, so {hint} has no project to run in"
+        f" — pass --all (vx run {hint} --all), or name one as pkg#task",
+    )
+
+
+def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> PreparedRun:
+    """Workspace → graph → keys → cache: everything a run decides before a task executes.
+
+    The caller owns the result's index: `run` closes it, a direct caller calls `close()`.
+    """
+    from vx import git
+    from vx.cache.fileids import FileTable
+    from vx.cache.index import open_index
+    from vx.cache.location import ensure_writable, remembered_identity, resolve_location
+    from vx.cache.runtime import RuntimeProbe
+    from vx.cache.store import Store
+    from vx.events import Notice
+    from vx.run.cachespec import names_remote, resolve_axes
+    from vx.run.keys import check_outputs, derive_keys
+    from vx.run.localcache import LocalCache
+    from vx.util.stopwatch import Stopwatch
+
+    watch = watch or Stopwatch()
+    env = _env(options)
+    cwd = _cwd(options)
+    axes = resolve_axes(options.cache, no_cache=options.no_cache, force=options.force)
+    plan = _plan(options, watch)
+    ws = plan.workspace
+    exec_options = _exec_options(options, ws, env)
+    root = ws.root
+    snap = git.snapshot(root, env=env)
+    check_outputs(plan)
+    home = Path(env.get("HOME") or Path.home())
+    location = resolve_location(
+        root=root,
+        identity=lambda: remembered_identity(
+            snap.common_dir, home=home, compute=lambda: git.root_commits(snap, env=env)
+        ),
+        home=home,
+        cwd=cwd,
+        flag=options.cache_dir,
+        config=ws.config,
+        env=env,
+    )
+    inside = [
+        os.path.relpath(d, root)
+        for d in {location.store, location.directory}
+        if str(d).startswith(str(root) + os.sep)
+    ]
+    keys = derive_keys(
+        plan, files=FileTable(snap, exclude=inside), env=env, runtime=RuntimeProbe(env=env)
+    )
+    ensure_writable(location.store)
+    index = open_index(location.store)
+    notices: list[Notice] = []
+    if index.notice:
+        notices.append(Notice(f"[vx] {index.notice}"))
+    if names_remote(options.cache):
+        notices.append(
+            Notice("[vx] --cache names a remote layer, but no plugin supplies one: it is inert")
+        )
+    cache = LocalCache(plan, keys, store=Store(location.store), index=index, axes=axes)
+    watch.mark("git, keys, cache")
+    return PreparedRun(
+        options=options,
+        plan=dataclasses.replace(plan, keys=keys),
+        keys=keys,
+        exec_options=exec_options,
+        cache=cache,
+        cache_index=index,
+        cache_dir=location.directory,
+        head=snap.head,
+        branch=git.head_branch(snap),
+        notices=tuple(notices),
+        label="local cache" if axes.answers else "cache off",
+        env=env,
+        cwd=cwd,
+        watch=watch,
+    )
+
+
+def _exec_options(options: RunOptions, ws: Workspace, env: Mapping[str, str]) -> ExecOptions:
+    """The session's knobs: options over environment over the workspace config."""
+    from vx.run.context import ExecOptions
+    from vx.run.scheduler import ContinueMode
+    from vx.run.signals import kill_grace_ms
+    from vx.util.cpu import cpu_budget
+
+    amount = options.concurrency
+    if amount is None:
+        amount = ws.config.concurrency
+    return ExecOptions(
+        concurrency=workers(amount, cpu_budget().count),
+        continue_mode=ContinueMode(options.continue_mode),
+        retry=options.retry,
+        timeout_ms=_timeout(options.timeout_ms, env, ws.config.timeout_ms),
+        kill_grace_ms=kill_grace_ms(env),
+        ready_notice_ms=_positive_ms(env.get("VX_READY_NOTICE_MS"), 10_000),
+    )
+
+
+def workers(amount: int | str | None, cpus: int) -> int:
+    """How many tasks execute at once: a count, a share of `cpus` (`"50%"`), or all of them."""
+    if amount is None:
+        return max(1, cpus)
+    if isinstance(amount, str):
+        text = amount.strip()
+        share = int(text[:-1]) if text.endswith("%") else None
+        if share is None:
+            return max(1, int(text))
+        return max(1, round(cpus * share / 100))
+    return max(1, amount)
+
+
+def _positive_ms(text: str | None, default: int) -> int:
+    try:
+        value = int(text or "")
+    except ValueError:
+        return default
+    return value if 0 < value <= _LARGEST_TIMER_MS else default
+
+
+def _timeout(given: int | None, env: Mapping[str, str], configured: int | None) -> int | None:
+    """`--timeout` > `VX_TASK_TIMEOUT` (a bad value is ignored, a huge one clamped) > config."""
+    if given is not None:
+        return min(given, _LARGEST_TIMER_MS)
+    raw = env.get("VX_TASK_TIMEOUT", "").strip()
+    if raw.isdigit() and int(raw) > 0:
+        return min(int(raw), _LARGEST_TIMER_MS)
+    return configured
+
+
+def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
+    """Run what `options` asks for and return how it went; events go to `sink` as they come.
+
+    A stop signal ends the run early: the outcome's `signal` says which, and the caller decides
+    whether to die of it (the CLI does). Requested servers hold the call until one exits.
+    """
+    emit: Sink = sink or (lambda _event: None)
+    prepared = prepare_run(options)
+    try:
+        return _execute(prepared, emit)
+    finally:
+        prepared.close()
+
+
+def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
+    from vx.cache.lock import acquire_run_lock
+    from vx.events import Notice
+    from vx.run.session import RunSession
+
+    options = prepared.options
+    plan = prepared.plan
+
+    def waiting(pid: int) -> None:
+        emit(Notice(f"[vx] waiting for another vx run (pid {pid}) on this workspace to finish…"))
+
+    lock = acquire_run_lock(plan.workspace.root, on_wait=waiting)
+    session = RunSession(
+        plan,
+        prepared.exec_options,
+        cache=prepared.cache,
+        emit=emit,
+        env=prepared.env,
+        root=plan.workspace.root,
+        tick=options.tick or (lambda: None),
+        cache_label=prepared.label,
+    )
+    with lock, session:
+        for notice in prepared.notices:
+            emit(notice)
+        outcome = session.run()
+        prepared.watch.mark("run")
+        for notice in _after_run(prepared, outcome):
+            emit(notice)
+        prepared.watch.mark("history")
+        if options.timing:
+            emit(Notice(prepared.watch.table().rstrip("\n")))
+        session.finish(outcome)
+        if session.held_servers():
+            outcome = _hold(session, outcome, emit)
+            _rerecord(prepared, outcome)
+    return dataclasses.replace(outcome, plan=plan)
+
+
+def _hold(session: RunSession, outcome: RunOutcome, emit: Sink) -> RunOutcome:
+    """Keep the run open for the requested servers; their exit can turn the verdict."""
+    from vx.events import Notice
+
+    held = session.hold()
+    if held is None:
+        return outcome
+    sid, server_code, others = held
+    line = f"vx: {sid} exited with code {server_code}"
+    if others:
+        noun = "task" if others == 1 else "tasks"
+        line += f"; stopping {others} other persistent {noun}"
+    emit(Notice(line))
+    if not server_code:
+        return outcome
+    return dataclasses.replace(outcome, exit_code=1, ended_at=time.time())
+
+
+def _rerecord(prepared: PreparedRun, outcome: RunOutcome) -> None:
+    """After a hold, the history and `--summarize` carry the verdict the server gave."""
+    with contextlib.suppress(OSError):
+        prepared.cache_index.finish_invocation(
+            outcome.run_id,
+            exit_code=outcome.exit_code,
+            ended_at_ms=int(outcome.ended_at * 1000),
+        )
+    _write_summary(prepared, outcome)
+
+
+def _after_run(prepared: PreparedRun, outcome: RunOutcome) -> list[Notice]:
+    """Record the history, keep failures, write --summarize: each may fail with one line."""
+    from vx.events import Notice
+    from vx.run.record import keep_failures, record_run
+
+    notes: list[Notice] = []
+    options = prepared.options
+    try:
+        record_run(
+            prepared.cache_index,
+            prepared.plan,
+            outcome,
+            command=options.command,
+            git_sha=prepared.head,
+            git_branch=prepared.branch,
+            env=prepared.env,
+            tags=options.tags,
+        )
+        keep_failures(prepared.cache_dir, prepared.plan, outcome)
+    except OSError as error:
+        notes.append(Notice(f"vx: failed to write the run history: {error.strerror or error}"))
+    note = _write_summary(prepared, outcome)
+    if note:
+        notes.append(Notice(note))
+    return notes
+
+
+def _write_summary(prepared: PreparedRun, outcome: RunOutcome) -> str | None:
+    """Write `--summarize`'s file; the line to print about it (None when not asked)."""
+    from vx.run.summary import summary_document
+
+    summarize = prepared.options.summarize
+    if summarize is None:
+        return None
+    target = (
+        prepared.cwd / summarize
+        if summarize
+        else prepared.cache_dir / "runs" / f"{outcome.run_id}.json"
+    )
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(summary_document(prepared.plan, outcome), indent=2) + "\n")
+    except OSError as error:
+        return f"vx: failed to write {target}: {error.strerror or error}"
+    return f"[vx] run summary written to {target}"
