@@ -8,8 +8,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from vx.run.prepare import PreparedRun, RunOptions, plan_run, prepare_run, run
-
 __all__ = [
     "PreparedRun",
     "RunOptions",

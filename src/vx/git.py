@@ -9,7 +9,6 @@ encoding, so names holding spaces, newlines or undecodable bytes survive the rou
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from vx.errors import ErrorCode, UserError
 
 if TYPE_CHECKING:
+    import subprocess
     from collections.abc import Mapping
 
 # Fixed so that output never depends on the user's locale, pager or a lock another git holds:
@@ -31,6 +31,7 @@ _PINNED_ENV = {
 }
 
 GITLINK_MODE = "160000"
+STATUS_ARGS = ("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".")
 
 
 class GitError(UserError):
@@ -55,13 +56,15 @@ class StatusSnapshot:
     `modified` holds every path whose work-tree bytes or mode may differ from its index entry
     (edited, type-changed, intent-to-add, unmerged): those must be read. `deleted` holds index
     paths gone from the work tree. `untracked` holds files git would add, never ignored ones.
-    `renames` maps a staged rename's new path to its old one.
+    `renames` maps a staged rename's new path to its old one. `raw` is git's own answer, which
+    the warm path compares byte for byte instead of parsing it again.
     """
 
     modified: frozenset[str] = frozenset()
     deleted: frozenset[str] = frozenset()
     untracked: frozenset[str] = frozenset()
     renames: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    raw: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +233,7 @@ def _ls_files(root: Path, prefix: str, env: Mapping[str, str] | None) -> dict[st
 
 
 def _status(root: Path, prefix: str, env: Mapping[str, str] | None) -> StatusSnapshot:
-    proc = _git(root, ("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", "."), env)
+    proc = _git(root, STATUS_ARGS, env)
     _check(root, "status", proc)
     modified: set[str] = set()
     deleted: set[str] = set()
@@ -266,7 +269,37 @@ def _status(root: Path, prefix: str, env: Mapping[str, str] | None) -> StatusSna
         deleted=frozenset(deleted),
         untracked=frozenset(untracked),
         renames=MappingProxyType(renames),
+        raw=proc.stdout,
     )
+
+
+def status_output(root: Path, env: Mapping[str, str]) -> bytes | None:
+    """`git status` as `snapshot` runs it, spawned without `subprocess` (the warm path's only
+    git process, and `import subprocess` alone costs more than the process); None on failure.
+    """
+    read, write = os.pipe()
+    try:
+        pid = os.posix_spawnp(
+            "git",
+            ["git", "--no-pager", "-C", str(root), *STATUS_ARGS],
+            {**env, **_PINNED_ENV},
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, write, 1),
+                (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+                (os.POSIX_SPAWN_CLOSE, read),
+            ],
+        )
+    except OSError:
+        os.close(read)
+        os.close(write)
+        return None
+    os.close(write)
+    chunks = []
+    with os.fdopen(read, "rb") as pipe:
+        while chunk := pipe.read(1 << 16):
+            chunks.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    return b"".join(chunks) if os.waitstatus_to_exitcode(status) == 0 else None
 
 
 def _relative(raw: bytes, prefix: str) -> str | None:
@@ -279,6 +312,8 @@ def _relative(raw: bytes, prefix: str) -> str | None:
 def _git(
     root: Path, args: tuple[str, ...], env: Mapping[str, str] | None
 ) -> subprocess.CompletedProcess[bytes]:
+    import subprocess  # a warm run spawns its one git process without it
+
     base = os.environ if env is None else env
     try:
         return subprocess.run(

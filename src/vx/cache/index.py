@@ -372,6 +372,20 @@ class Index:
             )
             _insert_runs(tx, rows)
 
+    def entry_digests(self, keys: Sequence[str]) -> dict[str, tuple[int, str]]:
+        """`(size, digest)` of each entry that exists among `keys`, in one query."""
+        out: dict[str, tuple[int, str]] = {}
+        conn = self._conn()
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = conn.execute(
+                f"SELECT key, size, digest FROM entries WHERE key IN ({marks})",  # noqa: S608
+                chunk,
+            )
+            out.update({str(k): (int(size), str(digest)) for k, size, digest in rows})
+        return out
+
     def finish_invocation(self, run_id: str, *, exit_code: int, ended_at_ms: int) -> None:
         """A run's verdict changed after its rows were written: a held server ended it."""
         with self._write() as tx:

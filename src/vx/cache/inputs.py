@@ -23,6 +23,7 @@ from vx.cache.key import (
     canonical,
     digest_json,
     digest_text,
+    env_digest,
     format_component,
 )
 from vx.cache.runtime import ProbeError
@@ -55,7 +56,6 @@ WORKSPACE_FILES = (
 # Fields of `TaskDef.resolved` that only describe a task to people: editing them re-keys nothing.
 DISPLAY_ONLY = frozenset({"description"})
 
-UNSET = "unset"
 ABSENT = "absent"
 
 _NO_GROUPS: Mapping[str, Sequence[str]] = MappingProxyType({})
@@ -113,7 +113,7 @@ def task_components(
     if cache is not None:
         out.extend(_file_components(ws, project, base, cache, files, nested))
         out.extend(
-            KeyComponent(Kind.ENV, name, _env_digest(env.get(name)))
+            KeyComponent(Kind.ENV, name, env_digest(env.get(name)))
             for name in dict.fromkeys(cache.inputs.env)
         )
         out.extend(
@@ -132,10 +132,6 @@ def task_components(
         chosen = _select_upstream(task_id, scope, cache.inputs.tasks, chosen, group_members)
     out.extend(KeyComponent(Kind.UPSTREAM, dep, key) for dep, key in chosen.items())
     return canonical(out)
-
-
-def _env_digest(value: str | None) -> str:
-    return UNSET if value is None else digest_text(value)
 
 
 def _probes(

@@ -97,6 +97,14 @@ def digest_bytes(data: bytes) -> str:
     return str(xxhash.xxh3_128_hexdigest(data))
 
 
+UNSET = "unset"
+
+
+def env_digest(value: str | None) -> str:
+    """A variable's component digest: `unset` for an absent one, never the value itself."""
+    return UNSET if value is None else digest_text(value)
+
+
 def digest_text(text: str) -> str:
     """`digest_bytes` of `text` as UTF-8 (undecodable path bytes kept as they were)."""
     return digest_bytes(text.encode("utf-8", "surrogateescape"))

@@ -140,6 +140,7 @@ COMMAND = Command(
                 ("VX_KILL_GRACE_MS", "SIGTERM → SIGKILL grace for a stopped task (2000)"),
                 ("VX_READY_NOTICE_MS", "when to say a persistent task is not ready yet (10000)"),
                 ("VX_TIMING", "print where the run's time went, stage by stage"),
+                ("VX_WARM=0", "never replay the last all-cached run; always take the full path"),
                 ("VX_CACHE_DIR", "the cache directory, below --cache-dir and cacheDir"),
                 ("CI, GITHUB_ACTIONS", "the CI output flow and its ::group:: framing"),
                 ("NO_COLOR, FORCE_COLOR", "colour off / on"),
@@ -206,7 +207,7 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
         command=" ".join(("vx", "run", *args_words(args))),
         env=env,
         timing=bool(env.get("VX_TIMING")),
-        warm=fmt is OutputFormat.PRETTY and summarize is None,
+        warm=fmt is OutputFormat.PRETTY and summarize is None and env.get("VX_WARM") != "0",
     )
     return RunSettings(
         options=options,
@@ -237,9 +238,9 @@ def args_words(args: ParsedArgs) -> tuple[str, ...]:
 
 
 def _cache_spec(spec: str | None) -> str | None:
-    from vx.run.cachespec import resolve_axes
-
     if spec is not None:
+        from vx.run.cachespec import resolve_axes
+
         resolve_axes(spec, no_cache=False, force=False)  # refuse a bad spec at parse time
     return spec
 
@@ -257,7 +258,6 @@ def execute(settings: RunSettings, streams: Streams) -> int:
     from vx.output.console import Console
     from vx.output.render import Flow, OutputLogs, Renderer, RenderSettings
     from vx.run.prepare import run
-    from vx.run.signals import die_of_signal
 
     env = settings.env
     json_out = settings.format is OutputFormat.JSON
@@ -290,6 +290,8 @@ def execute(settings: RunSettings, streams: Streams) -> int:
 
         streams.out.write(json.dumps(summary_document(outcome.plan, outcome), indent=2) + "\n")
     if outcome.signal is not None:
+        from vx.run.signals import die_of_signal
+
         die_of_signal(outcome.signal, streams=(streams.out, streams.err))
     return outcome.exit_code
 

@@ -12,8 +12,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from vx.run.outcome import RunOutcome
     from vx.run.prepare import RunOptions, Sink
-    from vx.run.session import RunOutcome
 
 __all__: list[str] = []
 

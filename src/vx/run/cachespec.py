@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from vx.errors import ErrorCode, UserError
-from vx.run.localcache import CacheAxes
 
 LAYERS = ("local", "remote")
+
+
+class CacheAxes(NamedTuple):
+    """The four switches `--cache`, `--no-cache` and `--force` resolve to."""
+
+    local_read: bool = True
+    local_write: bool = True
+    remote_read: bool = True
+    remote_write: bool = True
+
+    @property
+    def answers(self) -> bool:
+        """The local cache reads or writes anything this run."""
+        return self.local_read or self.local_write
 
 
 def resolve_axes(spec: str | None, *, no_cache: bool, force: bool) -> CacheAxes:

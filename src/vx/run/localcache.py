@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vx.cache.index import LogChunk
@@ -21,25 +20,11 @@ if TYPE_CHECKING:
     from vx.cache.index import Entry, Index
     from vx.cache.store import Store
     from vx.ids import TaskId
+    from vx.run.cachespec import CacheAxes
     from vx.run.caching import Produced
     from vx.run.keys import KeySet
     from vx.run.plan import PlanNode, RunPlan
     from vx.workspace.model import Workspace
-
-
-@dataclass(frozen=True, slots=True)
-class CacheAxes:
-    """The four switches `--cache`, `--no-cache` and `--force` resolve to."""
-
-    local_read: bool = True
-    local_write: bool = True
-    remote_read: bool = True
-    remote_write: bool = True
-
-    @property
-    def answers(self) -> bool:
-        """The local cache reads or writes anything this run."""
-        return self.local_read or self.local_write
 
 
 class LocalCache:
@@ -151,6 +136,10 @@ class LocalCache:
         except OSError as err:
             return f"cache entry not saved: {err.strerror or err}"
         return None
+
+    def output_globs(self, node: PlanNode) -> tuple[Path, tuple[str, ...], tuple[str, ...]]:
+        """Where the node's outputs live, their globs there and the dirs their walk skips."""
+        return self._outputs(node)
 
     def _outputs(self, node: PlanNode) -> tuple[Path, tuple[str, ...], tuple[str, ...]]:
         """Where the node's outputs are archived from, their globs there, and dirs to skip.

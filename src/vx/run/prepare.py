@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -23,11 +24,13 @@ if TYPE_CHECKING:
 
     from vx.cache.index import Index
     from vx.events import Event, Notice
+    from vx.git import GitSnapshot
     from vx.run.context import ExecOptions
     from vx.run.keys import KeySet
     from vx.run.localcache import LocalCache
+    from vx.run.outcome import RunOutcome
     from vx.run.plan import RunPlan
-    from vx.run.session import RunOutcome, RunSession
+    from vx.run.session import RunSession
     from vx.util.stopwatch import Stopwatch
     from vx.workspace.model import Workspace
 
@@ -72,7 +75,11 @@ class RunOptions(NamedTuple):
 
 
 class PreparedRun(NamedTuple):
-    """A run keyed and ready to execute: the plan, its keys, the open cache, resolved knobs."""
+    """A run keyed and ready to execute: the plan, its keys, the open cache, resolved knobs.
+
+    `git`, `store`, `started_ns` and `config_modules` (files a `.py` config imported) are what
+    the warm path needs to prove a later run would find everything as this one did.
+    """
 
     options: RunOptions
     plan: RunPlan
@@ -88,6 +95,10 @@ class PreparedRun(NamedTuple):
     env: Mapping[str, str]
     cwd: Path
     watch: Stopwatch
+    git: GitSnapshot
+    store: Path
+    started_ns: int
+    config_modules: tuple[str, ...]
 
     def close(self) -> None:
         """Mark the entries the run used and let go of the index."""
@@ -109,7 +120,7 @@ def plan_run(options: RunOptions) -> RunPlan:
     """
     from vx.util.stopwatch import Stopwatch
 
-    plan = _plan(options, Stopwatch())
+    plan, _ = _plan(options, Stopwatch())
     from vx import git
     from vx.cache.fileids import FileTable
     from vx.cache.runtime import RuntimeProbe
@@ -122,7 +133,8 @@ def plan_run(options: RunOptions) -> RunPlan:
     return dataclasses.replace(plan, keys=keys)
 
 
-def _plan(options: RunOptions, watch: Stopwatch) -> RunPlan:
+def _plan(options: RunOptions, watch: Stopwatch) -> tuple[RunPlan, tuple[str, ...]]:
+    """The plan, and the files of the modules loading the workspace imported (`.py` configs)."""
     from vx.graph.build import ExcludeDeps, build_graph
     from vx.graph.select import ScopeKind, resolve_requests
     from vx.run.plan import make_plan
@@ -130,7 +142,15 @@ def _plan(options: RunOptions, watch: Stopwatch) -> RunPlan:
     from vx.workspace.load import load_workspace
 
     cwd = _cwd(options)
+    before = set(sys.modules)
     ws = load_workspace(cwd)
+    imported = tuple(
+        sorted(
+            str(path)
+            for name in set(sys.modules) - before
+            if not name.startswith("vx.") and (path := getattr(sys.modules[name], "__file__", None))
+        )
+    )
     watch.mark("load workspace")
     refusal = nested_run_refusal(_env(options), ws.root)
     if refusal:
@@ -154,7 +174,7 @@ def _plan(options: RunOptions, watch: Stopwatch) -> RunPlan:
     graph = build_graph(ws, selection.roots, exclude=exclude)
     plan = make_plan(ws, graph, options.forward)
     watch.mark("plan")
-    return plan
+    return plan, imported
 
 
 def _cwd_scope(ws: Workspace, cwd: Path, words: tuple[str, ...]) -> frozenset[str] | None:
@@ -194,10 +214,11 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     from vx.util.stopwatch import Stopwatch
 
     watch = watch or Stopwatch()
+    started_ns = time.time_ns()
     env = _env(options)
     cwd = _cwd(options)
     axes = resolve_axes(options.cache, no_cache=options.no_cache, force=options.force)
-    plan = _plan(options, watch)
+    plan, modules = _plan(options, watch)
     ws = plan.workspace
     exec_options = _exec_options(options, ws, env)
     root = ws.root
@@ -249,6 +270,10 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
         env=env,
         cwd=cwd,
         watch=watch,
+        git=snap,
+        store=location.store,
+        started_ns=started_ns,
+        config_modules=modules,
     )
 
 
@@ -310,6 +335,12 @@ def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
     whether to die of it (the CLI does). Requested servers hold the call until one exits.
     """
     emit: Sink = sink or (lambda _event: None)
+    if options.warm:
+        from vx.run.warm import replay
+
+        replayed = replay(options, emit)
+        if replayed is not None:
+            return replayed
     prepared = prepare_run(options)
     try:
         return _execute(prepared, emit)
@@ -353,6 +384,10 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
         if session.held_servers():
             outcome = _hold(session, outcome, emit)
             _rerecord(prepared, outcome)
+        elif options.warm:
+            from vx.run.warm import remember
+
+            remember(prepared, outcome)
     return dataclasses.replace(outcome, plan=plan)
 
 
@@ -395,8 +430,8 @@ def _after_run(prepared: PreparedRun, outcome: RunOutcome) -> list[Notice]:
     try:
         record_run(
             prepared.cache_index,
-            prepared.plan,
             outcome,
+            groups=frozenset(t for t, n in prepared.plan.nodes.items() if n.task.is_group),
             command=options.command,
             git_sha=prepared.head,
             git_branch=prepared.branch,

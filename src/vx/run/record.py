@@ -8,12 +8,13 @@ from vx.cache.index import InvocationRow, RunRow
 from vx.events import CacheOutcome, TaskStatus
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Container, Mapping, Sequence
     from pathlib import Path
 
     from vx.cache.index import Index
+    from vx.ids import TaskId
+    from vx.run.outcome import RunOutcome
     from vx.run.plan import RunPlan
-    from vx.run.session import RunOutcome
 
 _HIT = frozenset({CacheOutcome.LOCAL, CacheOutcome.UP_TO_DATE, CacheOutcome.REMOTE})
 CI_PROVIDERS = (
@@ -35,9 +36,9 @@ def ci_provider(env: Mapping[str, str]) -> str | None:
 
 def record_run(
     index: Index,
-    plan: RunPlan,
     outcome: RunOutcome,
     *,
+    groups: Container[TaskId],
     command: str,
     git_sha: str | None,
     git_branch: str | None,
@@ -65,7 +66,7 @@ def record_run(
             reason=f.reason,
         )
         for f in outcome.finished
-        if not plan.nodes[f.id].task.is_group
+        if f.id not in groups
     ]
     index.record_invocation(
         InvocationRow(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Self
 
@@ -20,6 +19,7 @@ from vx.events import (
 )
 from vx.run.context import RunContext
 from vx.run.executor import Executor
+from vx.run.outcome import RunOutcome
 from vx.run.registry import ProcessRegistry
 from vx.run.scheduler import ContinueMode, Lanes, NodeKind, Schedule, run_schedule
 from vx.run.servers import Servers
@@ -37,25 +37,6 @@ if TYPE_CHECKING:
     from vx.run.plan import RunPlan
 
 _BAD = frozenset({TaskStatus.FAILED, TaskStatus.SKIPPED, TaskStatus.ABORTED, TaskStatus.NOT_RUN})
-
-
-@dataclass(frozen=True, slots=True)
-class RunOutcome:
-    """What the run did: its verdict, each task's final word, and its wall-clock span.
-
-    `plan` is what ran, for a summary document; a replayed warm run has none.
-    """
-
-    run_id: str
-    exit_code: int
-    signal: int | None
-    finished: tuple[TaskFinished, ...]
-    started_at: float
-    ended_at: float
-    wall_ms: float
-    spans: Mapping[TaskId, tuple[int, int]]
-    failure_logs: Mapping[TaskId, str]
-    plan: RunPlan | None = None
 
 
 class RunSession:

@@ -8,8 +8,8 @@ from vx.events import CacheOutcome, TaskStatus
 
 if TYPE_CHECKING:
     from vx.events import TaskFinished
+    from vx.run.outcome import RunOutcome
     from vx.run.plan import RunPlan
-    from vx.run.session import RunOutcome
 
 _HIT = frozenset({CacheOutcome.LOCAL, CacheOutcome.UP_TO_DATE, CacheOutcome.REMOTE})
 _STOPPED = frozenset({TaskStatus.ABORTED, TaskStatus.NOT_RUN})

@@ -1,0 +1,498 @@
+"""The warm path: replay the last identical all-cached run when nothing it read has changed.
+
+A run whose every task was up to date leaves a snapshot beside the user's vx home, named for
+the invocation's shape (its words, flags, directory and the variables vx itself reads). The
+snapshot lists every path that run's answer came from with its `lstat` fingerprint (mtime,
+ctime, size, inode, mode): configs and manifests, the directories members were listed from,
+every input file, every declared output and the directories holding them, and git's index and
+HEAD. It also keeps `git status`'s exact bytes, the digests of the variables keys read, each
+entry's size and digest, and the rows and logs to print.
+
+The next run with that shape proves the snapshot still holds (every fingerprint equal, the
+same `git status`, the same variables, every entry still in the index as it was) and replays
+it; any doubt falls back to the full path. A path changed within `_RACY_NS` of the recording
+run's start (git's "racily clean" problem: a second write in the same timestamp tick leaves
+the fingerprint as it was) makes the run record no snapshot at all.
+
+This module must stay cheap to import: a replay never loads the config loader, the
+validators, the graph builder, the scheduler or `subprocess`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import xxhash
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+
+    from vx.events import Event
+    from vx.run.outcome import RunOutcome
+    from vx.run.prepare import PreparedRun, RunOptions
+
+SNAPSHOT_VERSION = 1
+"""Bumping it orphans every snapshot (a full run writes a new one)."""
+
+# Variables vx reads itself, outside any key: a change gives another shape.
+SHAPE_ENV = (
+    "HOME",
+    "VX_CACHE_DIR",
+    "VX_TASK_TIMEOUT",
+    "VX_KILL_GRACE_MS",
+    "VX_READY_NOTICE_MS",
+    "VX_RUN_WORKSPACE",
+    "VX_RUN_TASK",
+)
+# Root files that decide which projects and configs exist, beside what keys already read.
+ROOT_FILES = (
+    "package.json",
+    "pnpm-workspace.yaml",
+    "pyproject.toml",
+    "vx.workspace.json",
+    "vx.workspace.toml",
+    "vx.workspace.py",
+)
+_RACY_NS = 50_000_000
+_COARSE_RACY_NS = 2_000_000_000  # file systems that keep whole seconds (FAT keeps two)
+_SKIP_DIRS = frozenset({".git", "node_modules"})
+_RENEW_AFTER_S = 3600.0
+
+Fingerprint = tuple[int, ...]
+
+
+def _fingerprint(path: str) -> Fingerprint:
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return ()
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
+
+
+def _shape(options: RunOptions, env: Mapping[str, str]) -> tuple[object, ...]:
+    from vx import __version__
+
+    cwd = os.path.realpath(options.cwd if options.cwd is not None else os.getcwd())
+    excluded = options.exclude_dependencies
+    return (
+        SNAPSHOT_VERSION,
+        __version__,
+        sys.version,
+        cwd,
+        tuple(options.tasks),
+        options.all,
+        tuple(options.forward),
+        excluded if isinstance(excluded, bool) else tuple(sorted(excluded)),
+        str(options.concurrency),
+        options.continue_mode,
+        options.retry,
+        options.timeout_ms,
+        options.force,
+        options.no_cache,
+        options.cache,
+        options.cache_dir,
+        options.summarize,
+        tuple(options.tags),
+        options.command,
+        tuple(env.get(name) for name in SHAPE_ENV),
+    )
+
+
+def _snapshot_path(shape: tuple[object, ...], env: Mapping[str, str]) -> Path:
+    home = env.get("HOME") or str(Path.home())
+    name = xxhash.xxh3_64_hexdigest(repr(shape).encode("utf-8", "surrogateescape"))
+    return Path(home, ".vx", "warm", f"{name}.marshal")
+
+
+def _env(options: RunOptions) -> Mapping[str, str]:
+    return os.environ if options.env is None else options.env
+
+
+# replaying
+
+
+def replay(options: RunOptions, emit: Callable[[Event], None]) -> RunOutcome | None:
+    """The run, replayed from its snapshot, or None when the snapshot cannot be proven."""
+    if options.pick is not None and not options.tasks:
+        return None
+    env = _env(options)
+    shape = _shape(options, env)
+    try:
+        snap = marshal.loads(_snapshot_path(shape, env).read_bytes())  # noqa: S302  our own file
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(snap, dict) or snap.get("shape") != shape:
+        return None
+    try:
+        return _replay(snap, options, env, emit)
+    except (OSError, KeyError, ValueError, TypeError, IndexError):
+        return None
+
+
+def _holds(snap: dict[str, object], env: Mapping[str, str]) -> bool:
+    """Every fingerprint, variable digest and git's answer as the snapshot recorded them."""
+    paths = snap["paths"]
+    fingerprints = snap["fingerprints"]
+    assert isinstance(paths, list)  # noqa: S101  shapes were checked when it was written
+    assert isinstance(fingerprints, list)  # noqa: S101
+    for path, recorded in zip(paths, fingerprints, strict=True):
+        if _fingerprint(path) != recorded:
+            return False
+    envs = snap["env"]
+    assert isinstance(envs, list)  # noqa: S101
+    if envs:
+        from vx.cache.key import env_digest
+
+        if any(env_digest(env.get(name)) != digest for name, digest in envs):
+            return False
+    from vx.git import status_output
+
+    return status_output(Path(str(snap["root"])), env) == snap["status"]
+
+
+def _replay(
+    snap: dict[str, object],
+    options: RunOptions,
+    env: Mapping[str, str],
+    emit: Callable[[Event], None],
+) -> RunOutcome | None:
+    from vx.cache.lock import acquire_run_lock
+    from vx.events import Notice
+
+    t0 = time.monotonic()
+    started_at = time.time()
+    if not _holds(snap, env):
+        return None
+    root = Path(str(snap["root"]))
+
+    def waiting(pid: int) -> None:
+        emit(Notice(f"[vx] waiting for another vx run (pid {pid}) on this workspace to finish…"))
+
+    with acquire_run_lock(root, on_wait=waiting):
+        # Another run may have changed things while this one waited: prove it again.
+        if not _holds(snap, env):
+            return None
+        return _replay_locked(snap, options, env, emit, t0, started_at)
+
+
+def _replay_locked(
+    snap: dict[str, object],
+    options: RunOptions,
+    env: Mapping[str, str],
+    emit: Callable[[Event], None],
+    t0: float,
+    started_at: float,
+) -> RunOutcome | None:
+    from vx.cache.index import open_index
+
+    store = Path(str(snap["store"]))
+    entries = snap["entries"]
+    assert isinstance(entries, list)  # noqa: S101
+    index = open_index(store)
+    try:
+        if index.notice is not None:
+            return None
+        keys = [key for key, _, _ in entries]
+        if index.entry_digests(keys) != {key: (size, digest) for key, size, digest in entries}:
+            return None
+        now = time.time()
+        for key in keys:
+            artifact = store / f"{key}.tar.zst"
+            if now - artifact.stat().st_mtime > _RENEW_AFTER_S:
+                with contextlib.suppress(OSError):
+                    os.utime(artifact, (now, now))
+        outcome = _emit_all(snap, emit, t0, started_at)
+        _record(index, snap, outcome, options, env)
+        with contextlib.suppress(OSError):
+            index.touch(keys)
+    finally:
+        index.close()
+    if options.timing:
+        from vx.events import Notice
+
+        emit(Notice(f"[vx] timing\n  warm replay  {(time.monotonic() - t0) * 1000:9.1f}ms"))
+    from vx.events import RunFinished
+
+    emit(RunFinished(0, outcome.wall_ms))
+    return outcome
+
+
+def _emit_all(
+    snap: dict[str, object], emit: Callable[[Event], None], t0: float, started_at: float
+) -> RunOutcome:
+    from types import MappingProxyType
+
+    from vx.events import (
+        CacheOutcome,
+        PlannedTask,
+        RunStarted,
+        Stream,
+        TaskFinished,
+        TaskOutput,
+        TaskStatus,
+    )
+    from vx.ids import TaskId
+    from vx.run.outcome import RunOutcome
+    from vx.util.uuid7 import uuid7
+
+    run_id = uuid7()
+    planned = snap["planned"]
+    finished_rows = snap["finished"]
+    assert isinstance(planned, list)  # noqa: S101
+    assert isinstance(finished_rows, list)  # noqa: S101
+    emit(
+        RunStarted(
+            run_id=run_id,
+            tasks=tuple(
+                PlannedTask(TaskId(p, t), cmd, req, group=grp, persistent=False, cached=cached)
+                for p, t, cmd, req, grp, cached in planned
+            ),
+            projects_in_run=int(str(snap["projects_in_run"])),
+            projects_total=int(str(snap["projects_total"])),
+            concurrency=int(str(snap["concurrency"])),
+            cache_label=str(snap["label"]),
+        )
+    )
+    finished: list[TaskFinished] = []
+    spans: dict[TaskId, tuple[int, int]] = {}
+    for project, task, key, saved_ms, stored_cpu_ms, log in finished_rows:
+        tid = TaskId(project, task)
+        start = int((time.monotonic() - t0) * 1e9)
+        for stream, text in log:
+            emit(TaskOutput(tid, Stream(stream), text))
+        done = TaskFinished(
+            tid,
+            TaskStatus.SUCCESS,
+            CacheOutcome.UP_TO_DATE,
+            duration_ms=0.0,
+            exit_code=0,
+            key=key,
+            saved_ms=saved_ms,
+            restored=False,
+            stored_cpu_ms=stored_cpu_ms,
+        )
+        emit(done)
+        finished.append(done)
+        spans[tid] = (start, int((time.monotonic() - t0) * 1e9))
+    return RunOutcome(
+        run_id=run_id,
+        exit_code=0,
+        signal=None,
+        finished=tuple(finished),
+        started_at=started_at,
+        ended_at=time.time(),
+        wall_ms=(time.monotonic() - t0) * 1000,
+        spans=MappingProxyType(spans),
+        failure_logs=MappingProxyType({}),
+    )
+
+
+def _record(
+    index: object,
+    snap: dict[str, object],
+    outcome: RunOutcome,
+    options: RunOptions,
+    env: Mapping[str, str],
+) -> None:
+    from vx.cache.index import Index
+    from vx.run.record import record_run
+
+    assert isinstance(index, Index)  # noqa: S101
+    head = snap["head"]
+    branch = snap["branch"]
+    with contextlib.suppress(OSError):
+        record_run(
+            index,
+            outcome,
+            groups=frozenset(),
+            command=options.command,
+            git_sha=str(head) if head is not None else None,
+            git_branch=str(branch) if branch is not None else None,
+            env=env,
+            tags=options.tags,
+        )
+
+
+# recording
+
+
+def remember(prepared: PreparedRun, outcome: RunOutcome) -> None:
+    """After a full run: keep a snapshot when every task was up to date, else drop the old one.
+
+    Never fails the run: a snapshot that cannot be written only means the next run is full.
+    """
+    env = prepared.env
+    path = _snapshot_path(_shape(prepared.options, env), env)
+    try:
+        snap = _snapshot(prepared, outcome)
+        if snap is None:
+            path.unlink(missing_ok=True)
+            return
+        from vx.util.atomic import write_atomic
+
+        data = marshal.dumps(snap)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, data)
+    except (OSError, ValueError):
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+
+
+def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] | None:
+    """What `replay` needs, or None when this run cannot be replayed safely."""
+    from vx.cache.key import Kind
+    from vx.events import CacheOutcome, TaskStatus
+
+    if outcome.exit_code != 0 or outcome.signal is not None:
+        return None
+    plan = prepared.plan
+    ws = plan.workspace
+    root = str(ws.root)
+    done = {f.id: f for f in outcome.finished}
+    real = plan.real()
+    paths: dict[str, None] = {}
+    envs: dict[str, str] = {}
+    finished: list[tuple[object, ...]] = []
+    entries: list[tuple[str, int, str]] = []
+    for node in real:
+        f = done.get(node.id)
+        entry = prepared.cache.probe(node.id)
+        if (
+            f is None
+            or f.status is not TaskStatus.SUCCESS
+            or f.cache is not CacheOutcome.UP_TO_DATE
+            or f.key is None
+            or entry is None
+            or entry.key != f.key
+        ):
+            return None
+        for comp in prepared.keys.components[node.id]:
+            if comp.kind in (Kind.FILE, Kind.PACKAGE, Kind.WORKSPACE):
+                paths[os.path.join(root, comp.name)] = None
+            elif comp.kind is Kind.ENV:
+                envs[comp.name] = comp.digest
+            elif comp.kind in (Kind.RUNTIME, Kind.WS_RUNTIME):
+                return None  # a command's output has no fingerprint
+        paths.update(dict.fromkeys(_output_paths(prepared, node)))
+        log = [(str(c.stream), c.text) for c in prepared.cache_index.entry_log(f.key)]
+        finished.append((node.id.project, node.id.task, f.key, f.saved_ms, f.stored_cpu_ms, log))
+        entries.append((f.key, entry.artifact.size, entry.artifact.digest))
+    paths.update(dict.fromkeys(_workspace_paths(prepared)))
+    paths.update(dict.fromkeys(_git_paths(prepared)))
+    ordered = list(paths)
+    fingerprints = [_fingerprint(p) for p in ordered]
+    if _racy(fingerprints, prepared.started_ns):
+        return None
+    return {
+        "shape": _shape(prepared.options, prepared.env),
+        "root": root,
+        "store": str(prepared.store),
+        "status": prepared.git.status.raw,
+        "head": prepared.head,
+        "branch": prepared.branch,
+        "paths": ordered,
+        "fingerprints": fingerprints,
+        "env": sorted(envs.items()),
+        "entries": entries,
+        "finished": finished,
+        "planned": [
+            (
+                n.id.project,
+                n.id.task,
+                n.command,
+                n.surfaced,
+                n.task.is_group,
+                prepared.cache.cached(n.id),
+            )
+            for n in (plan.nodes[t] for t in plan.order)
+            if not n.excluded
+        ],
+        "projects_in_run": plan.projects_in_run,
+        "projects_total": len(ws.projects),
+        "concurrency": prepared.exec_options.concurrency,
+        "label": prepared.label,
+    }
+
+
+def _racy(fingerprints: Iterable[Fingerprint], started_ns: int) -> bool:
+    """A path changed so close to the run's start that a later change could leave it looking
+    the same; on a file system that keeps whole seconds, "close" is two seconds."""
+    present = [fp for fp in fingerprints if fp]
+    coarse = all(fp[1] % 1_000_000_000 == 0 for fp in present)
+    margin = _COARSE_RACY_NS if coarse else _RACY_NS
+    return any(fp[1] >= started_ns - margin or fp[0] >= started_ns - margin for fp in present)
+
+
+def _output_paths(prepared: PreparedRun, node: object) -> list[str]:
+    """Each declared output on disk and every directory the output walk would enter."""
+    from vx.cache.outputs import output_paths
+    from vx.run.plan import PlanNode
+    from vx.util.globs import compile_globs, fixed_prefix
+
+    assert isinstance(node, PlanNode)  # noqa: S101
+    base, patterns, stops = prepared.cache.output_globs(node)
+    if not patterns:
+        return []
+    found = [os.path.join(base, rel) for rel in output_paths(base, patterns, stop_at=stops)]
+    stop = frozenset(stops)
+    for prefix in {fixed_prefix(p) for p in compile_globs(patterns).includes}:
+        top = os.path.join(base, prefix) if prefix else str(base)
+        found.append(top)
+        if not os.path.isdir(top) or os.path.islink(top):
+            continue
+        for dirpath, dirnames, _ in os.walk(top):
+            found.append(dirpath)
+            rel = os.path.relpath(dirpath, base)
+            dirnames[:] = [
+                d
+                for d in dirnames
+                if d not in _SKIP_DIRS
+                and os.path.normpath(os.path.join(rel, d)) not in stop
+                and not os.path.islink(os.path.join(dirpath, d))
+            ]
+    return found
+
+
+def _workspace_paths(prepared: PreparedRun) -> list[str]:
+    """What decides the workspace's shape: root files, every project's dir, config and
+    manifest, the directories members were listed from, and what `.py` configs imported."""
+    ws = prepared.plan.workspace
+    root = str(ws.root)
+    out = [root, *(os.path.join(root, name) for name in ROOT_FILES)]
+    for project in ws.projects:
+        rel = project.rel_dir
+        out.append(os.path.join(root, rel))
+        parent = os.path.dirname(rel)
+        while parent:
+            out.append(os.path.join(root, parent))
+            parent = os.path.dirname(parent)
+        if project.manifest:
+            out.append(os.path.join(root, project.manifest))
+        if project.config is not None:
+            out.append(os.path.join(root, project.config.path))
+    if ws.config.path:
+        out.append(os.path.join(root, ws.config.path))
+    out.extend(prepared.config_modules)
+    return out
+
+
+def _git_paths(prepared: PreparedRun) -> list[str]:
+    """git's index and HEAD, and the ref HEAD names: the same status can hide a new commit."""
+    snap = prepared.git
+    git_dir = str(snap.git_dir)
+    common = str(snap.common_dir)
+    out = [os.path.join(git_dir, "index"), os.path.join(git_dir, "HEAD")]
+    out.append(os.path.join(common, "packed-refs"))
+    try:
+        head = Path(git_dir, "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return out
+    if head.startswith("ref: "):
+        out.append(os.path.join(common, head.removeprefix("ref: ")))
+    return out

@@ -1,0 +1,268 @@
+"""The warm path against the full path: after each change, a twin of the workspace runs with
+the warm path off, and both must agree on what ran, every row, and every output's bytes."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from typing import TYPE_CHECKING
+
+import pytest
+from tests.conftest import git, run_vx
+from tests.e2e.runws import tree
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from tests.conftest import VxResult
+
+BUILD = {
+    "dependsOn": ["^build"],
+    "exec": "mkdir -p dist && cat src/*.txt > dist/out.txt && echo built",
+    "cache": {
+        "inputs": {"files": ["src/**"], "env": ["API_URL"]},
+        "outputs": {"files": ["dist/**"]},
+    },
+}
+WARM = "warm replay"
+
+
+def files() -> dict[str, object]:
+    out = tree({"a": ((), {"build": BUILD}), "b": (("a",), {"build": BUILD})})
+    out["package-lock.json"] = '{"lockfileVersion": 3}\n'
+    return out
+
+
+def vx(ws: Path, home: Path, *args: str, warm: bool = True, **env: str) -> VxResult:
+    extra = {"VX_TIMING": "1", **env}
+    if not warm:
+        extra["VX_WARM"] = "0"
+    return run_vx(["run", "build", "--all", *args], ws, env=extra, home=home)
+
+
+def rows(result: VxResult) -> list[str]:
+    """The rows and footer counts, with times and the timing table taken out."""
+    text = re.sub(r"\d+(\.\d+)?m?s\b", "[T]", result.out)
+    return [
+        " ".join(line.split()) for line in text.splitlines() if line.strip() and "time " not in line
+    ]
+
+
+def outputs(ws: Path) -> dict[str, bytes]:
+    found = {}
+    for pkg in ("a", "b"):
+        dist = ws / "packages" / pkg / "dist"
+        for path in sorted(dist.rglob("*")) if dist.is_dir() else ():
+            found[str(path.relative_to(ws))] = path.read_bytes() if path.is_file() else b"<dir>"
+    return found
+
+
+@pytest.fixture
+def warmed(tmp_path: Path, workspace) -> tuple[Path, Path]:
+    """A workspace whose last run was all up to date, so its snapshot is on disk."""
+    ws = workspace(files(), name="one/ws")
+    home = tmp_path / "one" / "home"
+    vx(ws, home).assert_ok()
+    second = vx(ws, home).assert_ok()
+    assert WARM not in second.err, second
+    third = vx(ws, home).assert_ok()
+    assert WARM in third.err, third
+    assert rows(third) == rows(second)
+    return ws, home
+
+
+def twin(tmp_path: Path, ws: Path, home: Path) -> tuple[Path, Path]:
+    """A copy of the workspace and its home (cache included) for the full path to run in."""
+    dst = tmp_path / "two"
+    shutil.copytree(ws.parent, dst, symlinks=True)
+    return dst / ws.name, dst / home.name
+
+
+def agree(
+    tmp_path: Path,
+    warmed: tuple[Path, Path],
+    change: Callable[[Path], None],
+    *args: str,
+    replayed: bool = False,
+    **env: str,
+) -> None:
+    ws, home = warmed
+    change(ws)
+    ws2, home2 = twin(tmp_path, ws, home)
+    fast = vx(ws, home, *args, **env)
+    full = vx(ws2, home2, *args, warm=False, **env)
+    assert fast.code == full.code, (fast, full)
+    assert (WARM in fast.err) is replayed, fast
+    assert WARM not in full.err
+    assert rows(fast) == rows(full), (fast, full)
+    assert outputs(ws) == outputs(ws2)
+
+
+def write(path: Path, text: str) -> None:
+    path.write_text(text)
+
+
+def test_nothing_changed_replays(tmp_path, warmed) -> None:
+    agree(tmp_path, warmed, lambda _: None, replayed=True)
+
+
+def test_same_size_same_mtime_edit(tmp_path, warmed) -> None:
+    def change(ws: Path) -> None:
+        src = ws / "packages/a/src/index.txt"
+        st = src.stat()
+        write(src, src.read_text().upper())
+        assert src.stat().st_size == st.st_size
+        os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns))  # touch -d back to the old time
+
+    agree(tmp_path, warmed, change)
+
+
+def test_edit_right_after_the_snapshot(tmp_path, warmed) -> None:
+    agree(tmp_path, warmed, lambda ws: write(ws / "packages/a/src/index.txt", "A\n"))
+
+
+def test_env_var_a_key_reads(tmp_path, warmed) -> None:
+    agree(tmp_path, warmed, lambda _: None, API_URL="https://example.invalid")
+
+
+def test_config_edited(tmp_path, warmed) -> None:
+    def change(ws: Path) -> None:
+        cfg = ws / "packages/b/vx.config.json"
+        write(cfg, cfg.read_text().replace("echo built", "echo rebuilt"))
+
+    agree(tmp_path, warmed, change)
+
+
+def test_package_json_edited(tmp_path, warmed) -> None:
+    def change(ws: Path) -> None:
+        manifest = ws / "packages/a/package.json"
+        write(manifest, manifest.read_text().replace('"1.0.0"', '"1.0.1"'))
+
+    agree(tmp_path, warmed, change)
+
+
+def test_package_added_and_one_removed(tmp_path, warmed) -> None:
+    def change(ws: Path) -> None:
+        (ws / "packages/c/src").mkdir(parents=True)
+        write(ws / "packages/c/package.json", '{"name": "c", "version": "1.0.0"}\n')
+        write(ws / "packages/c/vx.config.json", (ws / "packages/a/vx.config.json").read_text())
+        write(ws / "packages/c/src/index.txt", "c\n")
+        shutil.rmtree(ws / "packages/b")
+
+    agree(tmp_path, warmed, change)
+
+
+def test_checkout_of_another_branch(tmp_path, warmed) -> None:
+    def change(ws: Path) -> None:
+        git(ws, "checkout", "-q", "-b", "other")
+        write(ws / "packages/b/src/index.txt", "b on another branch\n")
+        git(ws, "commit", "-q", "-am", "other")
+
+    agree(tmp_path, warmed, change)
+
+
+def test_checkout_of_a_branch_with_the_same_tree(tmp_path, warmed) -> None:
+    agree(tmp_path, warmed, lambda ws: git(ws, "checkout", "-q", "-b", "same"))
+
+
+def test_output_deleted(tmp_path, warmed) -> None:
+    agree(tmp_path, warmed, lambda ws: (ws / "packages/a/dist/out.txt").unlink())
+
+
+def test_output_modified(tmp_path, warmed) -> None:
+    agree(tmp_path, warmed, lambda ws: write(ws / "packages/b/dist/out.txt", "tampered\n"))
+
+
+def test_output_gains_a_file(tmp_path, warmed) -> None:
+    agree(tmp_path, warmed, lambda ws: write(ws / "packages/b/dist/extra.txt", "x\n"))
+
+
+def test_other_forwarded_args(tmp_path, warmed) -> None:
+    agree(tmp_path, warmed, lambda _: None, "--", "--verbose")
+
+
+def test_other_cache_flags(tmp_path, warmed) -> None:
+    agree(tmp_path, warmed, lambda _: None, "--cache=local:w")
+
+
+def test_force(tmp_path, warmed) -> None:
+    agree(tmp_path, warmed, lambda _: None, "--force")
+
+
+def test_another_cache_dir(tmp_path, warmed) -> None:
+    agree(tmp_path, warmed, lambda _: None, "--cache-dir", "elsewhere")
+
+
+def test_lockfile_change(tmp_path, warmed) -> None:
+    agree(tmp_path, warmed, lambda ws: write(ws / "package-lock.json", '{"lockfileVersion": 2}\n'))
+
+
+def test_untracked_input_appears(tmp_path, warmed) -> None:
+    agree(tmp_path, warmed, lambda ws: write(ws / "packages/a/src/new.txt", "new\n"))
+
+
+def test_cache_entry_pruned(tmp_path, warmed) -> None:
+    def change(_: Path) -> None:
+        _, home = warmed
+        for store in home.glob(".vx/*/cache"):
+            for artifact in store.glob("*.tar.zst"):
+                artifact.unlink()
+
+    agree(tmp_path, warmed, change)
+
+
+def test_history_records_a_replayed_run(warmed) -> None:
+    ws, home = warmed
+    vx(ws, home).assert_ok()
+    (db,) = home.glob(".vx/*/cache/cache.db")
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        runs = conn.execute("SELECT count(*) FROM invocations").fetchone()[0]
+        tasks = conn.execute(
+            "SELECT count(*) FROM runs WHERE run_id = (SELECT max(run_id) FROM invocations)"
+        ).fetchone()[0]
+    assert runs == 4
+    assert tasks == 2
+
+
+def test_all_hit_run_imports(warmed) -> None:
+    ws, home = warmed
+    env = {"VX_TIMING": "1", "PYTHONPROFILEIMPORTTIME": "1"}
+    result = run_vx(["run", "build", "--all"], ws, env=env, home=home).assert_ok()
+    assert WARM in result.err
+    loaded = set(re.findall(r"\|\s+(\S+)\s*$", result.err, re.MULTILINE))
+    forbidden = {
+        "asyncio",
+        "subprocess",
+        "vx.workspace.config_load",
+        "vx.workspace.config_schema",
+        "vx.workspace.load",
+        "vx.graph.build",
+        "vx.run.scheduler",
+        "vx.run.session",
+        "tarfile",
+        "zstandard",
+    }
+    assert not loaded & forbidden, sorted(loaded & forbidden)
+    assert "vx.run.warm" in loaded
+
+
+def test_a_snapshot_is_never_taken_mid_edit(workspace, tmp_path: Path) -> None:
+    """An input changed while the recording run was under way leaves no snapshot to trust."""
+    ws = workspace(files())
+    home = tmp_path / "home"
+    vx(ws, home).assert_ok()
+    script = ws / "edit.sh"
+    write(script, "#!/bin/sh\nsleep 0.3\necho edited > packages/a/src/index.txt\n")
+    script.chmod(0o755)
+    editor = subprocess.Popen([str(script)], cwd=ws)
+    try:
+        vx(ws, home).assert_ok()
+    finally:
+        editor.wait()
+    after = vx(ws, home).assert_ok()
+    assert WARM not in after.err
