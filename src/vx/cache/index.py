@@ -27,6 +27,11 @@ BUSY_TIMEOUT_MS = 10_000
 
 _CORRUPT = frozenset({sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT})
 _HITS = (CacheOutcome.LOCAL, CacheOutcome.REMOTE, CacheOutcome.UP_TO_DATE)
+_PAIRS_PER_QUERY = 400
+"""Two variables a pair: under the 999 that SQLite builds before 3.32 allow a statement."""
+_RECENT_ROWS = 8
+"""How many of a task's newest `runs` rows `recent_durations` looks through."""
+_FOREVER = float("inf")
 
 _SCHEMA = (
     "CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -393,6 +398,37 @@ class Index:
                 "UPDATE invocations SET exit_code = ?, ended_at = ? WHERE run_id = ?",
                 (exit_code, ended_at_ms, run_id),
             )
+
+    def recent_durations(self, ids: Iterable[tuple[str, str]]) -> dict[tuple[str, str], float]:
+        """Each (project, task)'s duration in ms the last time it succeeded: what it may cost now.
+
+        The scheduler's estimate, so it reads little: a task's newest `_RECENT_ROWS` rows through
+        `runs_by_task`, however long the history. An execution gives its own duration; a hit
+        gives its entry's, which is what the producing execution took (a restore's time says
+        nothing about the command's). Failures are left out, as they may have stopped early. A
+        task with no such row is absent, and so is a value that is no duration (SQLite keeps
+        whatever a hand-edited row holds).
+        """
+        wanted = list(dict.fromkeys(ids))
+        out: dict[tuple[str, str], float] = {}
+        conn = self._conn()
+        for start in range(0, len(wanted), _PAIRS_PER_QUERY):
+            chunk = wanted[start : start + _PAIRS_PER_QUERY]
+            values = ", ".join(["(?, ?)"] * len(chunk))
+            rows = conn.execute(
+                f"WITH want(project, task) AS (VALUES {values})"  # noqa: S608  placeholders only
+                " SELECT project, task, (SELECT ms FROM (SELECT r.id AS id, r.status AS status,"
+                " CASE WHEN r.cache_hit = 0 THEN r.duration_ms ELSE (SELECT e.duration_ms"
+                " FROM entries AS e WHERE e.key = r.key) END AS ms FROM runs AS r"
+                " WHERE r.project = want.project AND r.task = want.task"
+                f" ORDER BY r.id DESC LIMIT {_RECENT_ROWS})"
+                " WHERE status = ? AND ms IS NOT NULL ORDER BY id DESC LIMIT 1) FROM want",
+                (*(part for pair in chunk for part in pair), str(TaskStatus.SUCCESS)),
+            )
+            for project, task, ms in rows:
+                if isinstance(ms, (int, float)) and 0 <= ms < _FOREVER:
+                    out[project, task] = float(ms)
+        return out
 
 
 def _version(conn: sqlite3.Connection) -> int | None:

@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from vx.events import Stream
     from vx.ids import TaskId
@@ -70,6 +70,13 @@ class TaskCache(Protocol):
     def save(self, tid: TaskId, produced: Produced) -> str | None:
         """Keep the outputs and log; a one-line reason when the save failed, else None."""
 
+    def durations(self, ids: Sequence[TaskId]) -> Mapping[TaskId, float]:
+        """What each task took (ms) when it last executed and succeeded, where that is known.
+
+        Only orders the ready tasks (critical path first): a cache that cannot tell answers
+        nothing, and the run goes on in graph order.
+        """
+
 
 class NoCache:
     """A cache that answers nothing: every task runs, nothing is cleaned or saved."""
@@ -94,3 +101,6 @@ class NoCache:
 
     def save(self, tid: TaskId, produced: Produced) -> str | None:  # noqa: ARG002
         return None
+
+    def durations(self, ids: Sequence[TaskId]) -> Mapping[TaskId, float]:  # noqa: ARG002
+        return {}

@@ -15,6 +15,7 @@ from vx.run.caching import Hit, RestoreResult
 from vx.workspace.layout import nested_dirs
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
     from pathlib import Path
 
     from vx.cache.index import Entry, Index
@@ -163,6 +164,20 @@ class LocalCache:
             (*prefixed, *shared),
             tuple(f"{rel}/{d}" for d in nested),
         )
+
+    def durations(self, ids: Sequence[TaskId]) -> Mapping[TaskId, float]:
+        """The history's last successful execution time of each task, from `cache.db`.
+
+        Read whatever the cache axes say: the history is written on every run, `--no-cache`
+        and `--force` included. A history that cannot be read costs the order, not the run.
+        """
+        import sqlite3  # already loaded by the index; named here for its error type
+
+        try:
+            found = self.index.recent_durations((t.project, t.task) for t in ids)
+        except sqlite3.Error:
+            return {}
+        return {t: found[t.project, t.task] for t in ids if (t.project, t.task) in found}
 
     def close(self) -> None:
         """Mark the entries this run used, then let go of the index."""

@@ -4,6 +4,10 @@ Workers are threads, not an asyncio loop: a warm run must not pay asyncio's impo
 task is one blocking process wait anyway. The scheduler never runs a task itself; it hands ids
 to `run_task` on a worker and gets a `Done` back, so stop-on-failure is one code path here and
 the executor keeps its own errors.
+
+Among the tasks ready when a worker frees, the one with the highest priority starts first (the
+session passes the critical path through recorded durations, `vx.graph.critical`); equal
+priorities, or none, start in the graph's stable topological order.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import heapq
 import queue
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -71,11 +75,15 @@ class Ticket:
 
 @dataclass(frozen=True, slots=True)
 class Schedule:
-    """The graph as the scheduler needs it: ids in a stable topological order and their edges."""
+    """The graph as the scheduler needs it: ids in a stable topological order and their edges.
+
+    `priority` ranks ready nodes (higher first); a node without one ranks as 0.
+    """
 
     order: tuple[TaskId, ...]
     deps: Mapping[TaskId, tuple[TaskId, ...]]
     kind: Mapping[TaskId, NodeKind]
+    priority: Mapping[TaskId, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +142,12 @@ class _Walker:
         self.on_not_run = on_not_run
         self.stopping = stopping
         self.position = {tid: i for i, tid in enumerate(schedule.order)}
+        self.rank = self.position
+        if schedule.priority:
+            prio = schedule.priority
+            # sorted() is stable: equal priorities keep their topological order.
+            by_priority = sorted(schedule.order, key=lambda t: -prio.get(t, 0.0))
+            self.rank = {tid: i for i, tid in enumerate(by_priority)}
         self.waiting = {tid: len(schedule.deps.get(tid, ())) for tid in schedule.order}
         self.dependents: dict[TaskId, list[TaskId]] = {tid: [] for tid in schedule.order}
         for tid in schedule.order:
@@ -197,7 +211,7 @@ class _Walker:
         return self.stopping.is_set() or self.fail_fast
 
     def _dispatch(self) -> None:
-        """Settle what needs no worker, then start lane work in topological order.
+        """Settle what needs no worker, then start lane work by rank (priority, then order).
 
         A node's blocker is final once all its dependencies are done, so each newly ready node
         is looked at once: groups, exclusions and skips finish on the spot, the rest wait in a
@@ -210,7 +224,7 @@ class _Walker:
                     self._try_start(tid)
                 else:
                     lane = self._lane_of(tid)
-                    heapq.heappush(self.heaps[lane], (self.position[tid], tid))
+                    heapq.heappush(self.heaps[lane], (self.rank[tid], tid))
             started = False
             for heap in self.heaps.values():
                 while heap and not self._halted() and self._try_start(heap[0][1]):

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from vx.run.context import ExecOptions
     from vx.run.plan import RunPlan
 
+_EXECUTES = frozenset({NodeKind.TASK, NodeKind.INTERACTIVE})
 _BAD = frozenset({TaskStatus.FAILED, TaskStatus.SKIPPED, TaskStatus.ABORTED, TaskStatus.NOT_RUN})
 
 
@@ -175,7 +176,20 @@ class RunSession:
                 kinds[tid] = NodeKind.RESTORE
             else:
                 kinds[tid] = NodeKind.TASK
-        return Schedule(self.plan.order, self.plan.graph.deps, kinds)
+        return Schedule(self.plan.order, self.plan.graph.deps, kinds, self._priorities(kinds))
+
+    def _priorities(self, kinds: Mapping[TaskId, NodeKind]) -> Mapping[TaskId, float]:
+        """Each node's critical path through the history's durations, when anything executes.
+
+        A run of hits and groups has no execution lane to order, so it reads no history.
+        """
+        executing = [tid for tid in self.plan.order if kinds[tid] in _EXECUTES]
+        if not executing:
+            return {}
+        from vx.graph.critical import estimate_costs, longest_remaining
+
+        cost = estimate_costs(executing, self.ctx.cache.durations(executing))
+        return longest_remaining(self.plan.order, self.plan.graph.deps, cost)
 
     def _skipped(self, tid: TaskId, blocked_by: TaskId | None) -> None:
         self._emit(

@@ -205,3 +205,89 @@ def test_a_stop_leaves_the_rest_not_run() -> None:
     assert rec.started == ["a#build"]
     assert res[tid("a#build")] is Result.ABORTED
     assert sorted(rec.not_run) == ["b#build", "c#build", "d#lint"]
+
+
+LEAF_AND_CHAIN = {
+    "a#lint": [],
+    "b#build": [],
+    "c#build": ["b#build"],
+    "d#build": ["c#build"],
+}
+
+
+def prioritised(
+    edges: dict[str, list[str]], costs: dict[str, float], kinds: dict[str, NodeKind] | None = None
+) -> Schedule:
+    """`make(edges)` with each node's critical path through `costs` as its priority."""
+    from vx.graph.critical import longest_remaining
+
+    base = make(edges, kinds)
+    cost = {tid(k): v for k, v in costs.items()}
+    return Schedule(
+        base.order, base.deps, base.kind, longest_remaining(base.order, base.deps, cost)
+    )
+
+
+@pytest.mark.parametrize(
+    ("costs", "expected"),
+    [
+        # the chain's head starts first, and its links before the leaf as they become ready
+        (
+            {"a#lint": 5, "b#build": 400, "c#build": 400, "d#build": 400},
+            ["b#build", "c#build", "d#build", "a#lint"],
+        ),
+        # the leaf outweighs what remains of the chain once its head is done
+        (
+            {"a#lint": 500, "b#build": 400, "c#build": 200, "d#build": 200},
+            ["b#build", "a#lint", "c#build", "d#build"],
+        ),
+        # the leaf outweighs the whole chain
+        (
+            {"a#lint": 5000, "b#build": 10, "c#build": 10, "d#build": 10},
+            ["a#lint", "b#build", "c#build", "d#build"],
+        ),
+        # equal priorities keep the topological order
+        ({"a#lint": 10, "b#build": 10}, ["a#lint", "b#build", "c#build", "d#build"]),
+    ],
+)
+def test_a_free_worker_takes_the_ready_task_on_the_longest_path(costs, expected) -> None:
+    rec = Recorder()
+    walk(prioritised(LEAF_AND_CHAIN, costs), rec, lanes=Lanes(1, 2))
+    assert rec.started == expected
+
+
+def test_without_priorities_ready_tasks_start_in_graph_order() -> None:
+    rec = Recorder()
+    walk(make(LEAF_AND_CHAIN), rec, lanes=Lanes(1, 2))
+    assert rec.started == ["a#lint", "b#build", "c#build", "d#build"]
+
+
+def test_a_chain_behind_a_group_and_a_restore_still_ranks_its_head() -> None:
+    edges = {
+        "a#lint": [],
+        "b#build": [],
+        "b#all": ["b#build"],
+        "c#gen": ["b#all"],
+        "d#build": ["c#gen"],
+    }
+    kinds = {"b#all": NodeKind.GROUP, "c#gen": NodeKind.RESTORE}
+    rec = Recorder()
+    sched = prioritised(edges, {"a#lint": 50, "b#build": 10, "d#build": 100}, kinds)
+    walk(sched, rec, lanes=Lanes(1, 1))
+    # What follows b#build depends on which lane's worker answers first; the head does not.
+    assert rec.started[0] == "b#build"
+    assert rec.started.index("c#gen") < rec.started.index("d#build")
+
+
+def test_priorities_never_start_a_task_before_its_dependencies() -> None:
+    # A dependant's priority is never above its dependency's, but a hand-built one may be.
+    base = make(CHAIN)
+    upside_down = {
+        tid("c#build"): 100.0,
+        tid("b#build"): 50.0,
+        tid("d#lint"): 10.0,
+        tid("a#build"): 1.0,
+    }
+    rec = Recorder()
+    walk(Schedule(base.order, base.deps, base.kind, upside_down), rec, lanes=Lanes(1, 1))
+    assert rec.started == ["d#lint", "a#build", "b#build", "c#build"]
