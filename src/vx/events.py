@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from vx.ids import TaskId
@@ -38,8 +37,7 @@ class Stream(StrEnum):
     STDERR = "stderr"
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedTask:
+class PlannedTask(NamedTuple):
     """A task as the run announces it before anything executes.
 
     `requested` is true for what the user named (and the real tasks a requested group
@@ -56,8 +54,7 @@ class PlannedTask:
     interactive: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class RunStarted:
+class RunStarted(NamedTuple):
     """Emitted once, after planning and before the first task starts.
 
     `cache_label` names the cache the footer credits (`local cache`, `cache off`).
@@ -71,8 +68,7 @@ class RunStarted:
     cache_label: str = "local cache"
 
 
-@dataclass(frozen=True, slots=True)
-class TaskStarted:
+class TaskStarted(NamedTuple):
     """A task's process is about to be spawned; `command` is what runs, forwarded args included."""
 
     id: TaskId
@@ -80,8 +76,7 @@ class TaskStarted:
     attempt: int = 1
 
 
-@dataclass(frozen=True, slots=True)
-class TaskOutput:
+class TaskOutput(NamedTuple):
     """A chunk of what a task wrote, in arrival order; a hit's replay comes as these too."""
 
     id: TaskId
@@ -89,15 +84,13 @@ class TaskOutput:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class TaskReady:
+class TaskReady(NamedTuple):
     """A persistent task's output matched its `readyWhen` (or it has none and started)."""
 
     id: TaskId
 
 
-@dataclass(frozen=True, slots=True)
-class TaskFinished:
+class TaskFinished(NamedTuple):
     """A task's final word. `key` is its cache key (16 hex) when it has one.
 
     `blocked_by` names the failed task at the root of a skip's chain; `reason` is the extra
@@ -125,15 +118,13 @@ class TaskFinished:
     not_ready: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Notice:
+class Notice(NamedTuple):
     """A status line about the run (not a task): printed above the footer, on stderr."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class RunFinished:
+class RunFinished(NamedTuple):
     """Emitted once, last: the verdict the process exits with and the wall time."""
 
     exit_code: int

@@ -9,7 +9,6 @@ encoding, so names holding spaces, newlines or undecodable bytes survive the rou
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
@@ -49,8 +48,7 @@ class IndexEntry(NamedTuple):
     blob: str
 
 
-@dataclass(frozen=True, slots=True)
-class StatusSnapshot:
+class StatusSnapshot(NamedTuple):
     """How the work tree differs from the index, root-relative.
 
     `modified` holds every path whose work-tree bytes or mode may differ from its index entry
@@ -63,31 +61,58 @@ class StatusSnapshot:
     modified: frozenset[str] = frozenset()
     deleted: frozenset[str] = frozenset()
     untracked: frozenset[str] = frozenset()
-    renames: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    renames: Mapping[str, str] = MappingProxyType({})
     raw: bytes = b""
 
 
-@dataclass(frozen=True, slots=True)
 class GitSnapshot:
     """What one run knows of git: taken once, by three git processes, before any key is derived.
 
     `prefix` is the workspace root's path below the repository's top level (`""` or `"a/b/"`).
     `git_dir` and `common_dir` (absolute) and `shallow` come from the same rev-parse, so the
-    branch and the repository's identity cost no further git process on a warm run.
+    branch and the repository's identity cost no further git process on a warm run. Frozen by
+    hand: a `__slots__` class is free to define, where a frozen dataclass costs the warm path.
     """
+
+    __slots__ = ("common_dir", "git_dir", "head", "index", "prefix", "root", "shallow", "status")
+
+    def __init__(
+        self,
+        root: Path,
+        prefix: str,
+        head: str,
+        index: Mapping[str, IndexEntry],
+        status: StatusSnapshot,
+        git_dir: Path = Path(".git"),
+        common_dir: Path = Path(".git"),
+        shallow: bool = False,
+    ) -> None:
+        for name, value in (
+            ("root", root),
+            ("prefix", prefix),
+            ("head", head),
+            ("index", index),
+            ("status", status),
+            ("git_dir", git_dir),
+            ("common_dir", common_dir),
+            ("shallow", shallow),
+        ):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"GitSnapshot is immutable: cannot set {name}")
 
     root: Path
     prefix: str
     head: str
     index: Mapping[str, IndexEntry]
     status: StatusSnapshot
-    git_dir: Path = Path(".git")
-    common_dir: Path = Path(".git")
-    shallow: bool = False
+    git_dir: Path
+    common_dir: Path
+    shallow: bool
 
 
-@dataclass(frozen=True, slots=True)
-class _Where:
+class _Where(NamedTuple):
     prefix: str
     head: str | None
     git_dir: Path

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 ROOT = "//"
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class TaskId:
+class TaskId(NamedTuple):
     """One task of one project; orders by project then task, and prints as `project#task`."""
 
     project: str

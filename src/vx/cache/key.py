@@ -15,9 +15,8 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import xxhash
 
@@ -46,8 +45,7 @@ _RANK = {kind: rank for rank, kind in enumerate(Kind)}
 _ORDERED = frozenset({Kind.FORWARD})
 
 
-@dataclass(frozen=True, slots=True)
-class KeyComponent:
+class KeyComponent(NamedTuple):
     """One input of a key: `name` says which (a path, a variable, a task id), `digest` its value."""
 
     kind: Kind

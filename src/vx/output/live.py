@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from vx.output import style as palette
 from vx.output.rows import format_duration
@@ -54,16 +53,15 @@ class LiveRegion:
         return self.last_draw is None or now - self.last_draw >= self.floor_s
 
 
-@dataclass(slots=True)
 class WorkerSlots:
     """Fixed rows for running tasks: a task keeps its row for its whole life, so nothing jumps."""
 
-    count: int
-    rows: list[TaskId | None] = field(default_factory=list)
-    overflow: list[TaskId] = field(default_factory=list)
+    __slots__ = ("count", "overflow", "rows")
 
-    def __post_init__(self) -> None:
-        self.rows = [None] * self.count
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.rows: list[TaskId | None] = [None] * count
+        self.overflow: list[TaskId] = []
 
     def start(self, task: TaskId) -> None:
         if task in self.rows or task in self.overflow:
@@ -109,8 +107,7 @@ def clip(line: str, limit: int | None) -> str:
     return line
 
 
-@dataclass(frozen=True, slots=True)
-class LiveState:
+class LiveState(NamedTuple):
     """What the region shows at one instant; the renderer builds it, `region_lines` draws it."""
 
     pins: Sequence[TaskId]

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from vx.events import (
     Notice,
@@ -37,8 +36,7 @@ __all__ = ["Flow", "OutputLogs", "RenderSettings", "Renderer"]
 _QUIET_AFTER_FOOTER = frozenset({Column.ERRORS_ONLY, Column.HASH_ONLY, Column.NONE})
 
 
-@dataclass(frozen=True, slots=True)
-class RenderSettings:
+class RenderSettings(NamedTuple):
     """What the CLI resolved about how a run prints; `output_logs=None` lets the flow decide."""
 
     flow: Flow
@@ -48,12 +46,14 @@ class RenderSettings:
     version: str
 
 
-@dataclass(slots=True)
 class _Task:
-    command: str | None = None
-    started_at: float | None = None
-    chunks: list[Chunk] = field(default_factory=list)
-    stripper: AnsiStripper | None = None
+    __slots__ = ("chunks", "command", "started_at", "stripper")
+
+    def __init__(self) -> None:
+        self.command: str | None = None
+        self.started_at: float | None = None
+        self.chunks: list[Chunk] = []
+        self.stripper: AnsiStripper | None = None
 
 
 class Renderer:

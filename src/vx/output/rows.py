@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import math
 import signal
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from vx.events import CacheOutcome, TaskStatus
 from vx.output import style as palette
@@ -22,8 +21,7 @@ STATUS_WIDTH = 7
 CACHE_WIDTH = 8
 
 
-@dataclass(frozen=True, slots=True)
-class Look:
+class Look(NamedTuple):
     """How one outcome reads everywhere: its row glyph, its hue, and its word in a frame."""
 
     glyph: str

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from vx.ids import TaskId
@@ -49,8 +48,7 @@ def sgr(rgb: RGB | None = None, *, bold: bool = False, dim: bool = False) -> str
     return f"\x1b[{';'.join(codes)}m" if codes else ""
 
 
-@dataclass(frozen=True, slots=True)
-class Style:
+class Style(NamedTuple):
     """Paints text when colour is on and returns it untouched when it is off.
 
     Blank text is never painted, so an empty table cell carries no escape.

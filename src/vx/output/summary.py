@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from vx.events import CacheOutcome, TaskStatus
 from vx.output import style as palette
@@ -21,16 +20,14 @@ FULL_CELL = "▰"
 EMPTY_CELL = "▱"
 
 
-@dataclass(frozen=True, slots=True)
-class Segment:
+class Segment(NamedTuple):
     """One class of a meter: its legend word, how many it holds, and its hue."""
 
     word: str
-    count: int
+    amount: int
     hue: RGB | None
 
 
-@dataclass(slots=True)
 class Tally:
     """What the run's tasks came to, as the meters and the result row count them.
 
@@ -38,13 +35,26 @@ class Tally:
     still running when the run ends counts as a success.
     """
 
-    planned: int = 0
-    projects_in_run: int = 0
-    projects_total: int = 0
-    status: dict[TaskStatus, int] = field(default_factory=dict)
-    cache: dict[CacheOutcome, int] = field(default_factory=dict)
-    executed_ms: list[float] = field(default_factory=list)
-    saved_ms: float = 0.0
+    __slots__ = (
+        "cache",
+        "executed_ms",
+        "planned",
+        "projects_in_run",
+        "projects_total",
+        "saved_ms",
+        "status",
+    )
+
+    def __init__(
+        self, *, planned: int = 0, projects_in_run: int = 0, projects_total: int = 0
+    ) -> None:
+        self.planned = planned
+        self.projects_in_run = projects_in_run
+        self.projects_total = projects_total
+        self.status: dict[TaskStatus, int] = {}
+        self.cache: dict[CacheOutcome, int] = {}
+        self.executed_ms: list[float] = []
+        self.saved_ms = 0.0
 
     def add(self, finished: TaskFinished) -> None:
         status = finished.status
@@ -117,13 +127,13 @@ def allocate(counts: Sequence[int], total: int, cells: int) -> list[int]:
 
 
 def meter(segments: Sequence[Segment], total: int, cells: int, style: Style) -> str:
-    filled = allocate([s.count for s in segments], total, cells)
+    filled = allocate([s.amount for s in segments], total, cells)
     bar = "".join(style.paint(FULL_CELL * n, s.hue) for s, n in zip(segments, filled, strict=True))
     return bar + style.dim(EMPTY_CELL * (cells - sum(filled)))
 
 
 def legend(segments: Sequence[Segment], style: Style, *, total: int | None) -> str:
-    parts = [style.paint(f"{s.count} {s.word}", s.hue) for s in segments if s.count]
+    parts = [style.paint(f"{s.amount} {s.word}", s.hue) for s in segments if s.amount]
     if total is not None:
         parts.append(f"{total} total")
     return style.dim(" · ").join(parts) if parts else "—"

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -13,8 +12,7 @@ if TYPE_CHECKING:
     from vx.run.plan import RunPlan
 
 
-@dataclass(frozen=True, slots=True)
-class RunOutcome:
+class RunOutcome(NamedTuple):
     """What the run did: its verdict, each task's final word, and its wall-clock span.
 
     `plan` is what ran, for a summary document; a replayed warm run has none.

@@ -388,7 +388,7 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
             from vx.run.warm import remember
 
             remember(prepared, outcome)
-    return dataclasses.replace(outcome, plan=plan)
+    return outcome._replace(plan=plan)
 
 
 def _hold(session: RunSession, outcome: RunOutcome, emit: Sink) -> RunOutcome:
@@ -406,7 +406,7 @@ def _hold(session: RunSession, outcome: RunOutcome, emit: Sink) -> RunOutcome:
     emit(Notice(line))
     if not server_code:
         return outcome
-    return dataclasses.replace(outcome, exit_code=1, ended_at=time.time())
+    return outcome._replace(exit_code=1, ended_at=time.time())
 
 
 def _rerecord(prepared: PreparedRun, outcome: RunOutcome) -> None:
