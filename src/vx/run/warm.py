@@ -100,8 +100,15 @@ def _shape(options: RunOptions, env: Mapping[str, str]) -> tuple[object, ...]:
         options.summarize,
         tuple(options.tags),
         options.command,
-        tuple(env.get(name) for name in SHAPE_ENV),
+        tuple(_digest(env.get(name)) for name in SHAPE_ENV),
     )
+
+
+def _digest(value: str | None) -> str | None:
+    """A variable as the snapshot keeps it: a digest, so no value (a key, a token) is stored."""
+    if value is None:
+        return None
+    return str(xxhash.xxh3_64_hexdigest(value.encode("utf-8", "surrogateescape")))
 
 
 def _snapshot_path(shape: tuple[object, ...], env: Mapping[str, str]) -> Path:
@@ -167,15 +174,13 @@ def _replay(
 
     t0 = time.monotonic()
     started_at = time.time()
-    if not _holds(snap, env):
-        return None
     root = Path(str(snap["root"]))
 
     def waiting(pid: int) -> None:
         emit(Notice(f"[vx] waiting for another vx run (pid {pid}) on this workspace to finish…"))
 
+    # Proven under the lock: a run that held it may have changed everything this one reads.
     with acquire_run_lock(root, on_wait=waiting):
-        # Another run may have changed things while this one waited: prove it again.
         if not _holds(snap, env):
             return None
         return _replay_locked(snap, options, env, emit, t0, started_at)
