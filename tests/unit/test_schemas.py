@@ -63,6 +63,8 @@ PROJECT_VALID = [
         inputs={"workspaceRuntime": ["uv --version"]}, outputs={"files": [], "workspaceFiles": []}
     ),
     cached(outputs={"files": ["dist/**", "!dist/cache/**"]}),
+    cached(outputs={"files": ["...", "a..b/**", "..x", "x.."]}),
+    run(timeout=2**31 - 1, retries=100),
     {"tasks": {"build:css": {"exec": "x"}, "test.unit": {"exec": "y"}, "a^b": {"exec": "z"}}},
 ]
 
@@ -120,6 +122,16 @@ PROJECT_INVALID = [
     cached(outputs={"workspaceFiles": ["!"]}),
     cached(outputs={"files": ["!/abs"]}),
     cached(outputs={"dirs": []}),
+    *(
+        cached(**{kind: {field: [glob]}})
+        for kind in ("inputs", "outputs")
+        for field in ("files", "workspaceFiles")
+        for glob in ("../lib/**", "../../**", "!../x", "a/../../x", "a/..", "..")
+    ),
+    run(timeout=2**31),
+    run(timeout=1e30),
+    run(retries=101),
+    run(retries=10**30),
 ]
 
 WORKSPACE_VALID = [
@@ -132,6 +144,9 @@ WORKSPACE_VALID = [
     {"concurrency": "250%"},
     {"concurrency": 4.0},
     {"timeout": 900000},
+    {"timeout": 2**31 - 1},
+    {"concurrency": 2**53},
+    {"cacheRetention": {"maxSize": 2**53}},
     {"cacheRetention": {}},
     {"cacheRetention": {"olderThan": "30d", "maxSize": "10G"}},
     {"cacheRetention": {"olderThan": "45s", "maxSize": "500MB"}},
@@ -158,6 +173,11 @@ WORKSPACE_INVALID = [
     {"concurrency": "50 %"},
     {"concurrency": "50%\n"},
     {"timeout": 0},
+    {"timeout": 2**31},
+    {"timeout": 1e30},
+    {"concurrency": 2**53 + 1},
+    {"concurrency": 1e30},
+    {"cacheRetention": {"maxSize": 1e30}},
     {"timeout": "10m"},
     {"cacheRetention": "30d"},
     {"cacheRetention": {"maxsize": "1G"}},

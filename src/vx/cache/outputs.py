@@ -22,16 +22,25 @@ def output_paths(base: Path, patterns: Sequence[str], *, stop_at: Iterable[str] 
     """Every file and symlink under `base` the globs select (POSIX, relative to base), sorted.
 
     Walks only below each positive pattern's literal prefix, never into `.git`,
-    `node_modules`, a nested project (`stop_at`, relative to base) or through a symlinked dir.
+    `node_modules`, a nested project (`stop_at`, relative to base) or through a symlinked dir,
+    and never from a prefix that resolves outside `base` (a `..`, or a symlinked dir on the
+    way): what it returns is what cleaning may delete.
     """
     if not patterns:
         return []
     matcher = compile_globs(patterns)
     stops = frozenset(stop_at)
+    inside = _Inside(base)
     found: set[str] = set()
     for start in _starts(matcher):
         top = base / start if start else base
-        if top.is_symlink() or top.is_file():
+        if start and top.is_symlink():
+            if inside.holds_entry(start) and matcher.match(start):
+                found.add(start)
+            continue
+        if start and not inside.holds_dir(start):
+            continue
+        if start and top.is_file():
             if matcher.match(start):
                 found.add(start)
             continue
@@ -59,12 +68,17 @@ def output_paths(base: Path, patterns: Sequence[str], *, stop_at: Iterable[str] 
 def clean_outputs(base: Path, patterns: Sequence[str], *, stop_at: Iterable[str] = ()) -> None:
     """Delete what the globs select, then the directories that emptied and the globs select.
 
-    A path a `!` entry takes back is neither deleted nor has its directory removed.
+    A path a `!` entry takes back is neither deleted nor has its directory removed. Each path
+    is checked again just before it goes: one whose directory resolves outside `base` is
+    left alone, and a symlink is removed itself, never followed.
     """
     matcher = compile_globs(patterns)
     paths = output_paths(base, patterns, stop_at=stop_at)
+    inside = _Inside(base)
     dirs: set[str] = set()
     for rel in paths:
+        if not inside.holds_entry(rel):
+            continue
         target = base / rel
         if target.is_dir() and not target.is_symlink():
             shutil.rmtree(target)
@@ -75,11 +89,46 @@ def clean_outputs(base: Path, patterns: Sequence[str], *, stop_at: Iterable[str]
             dirs.add(parent)
             parent = parent.rpartition("/")[0]
     for rel in sorted(dirs, key=lambda d: -d.count("/")):
-        if matcher.match(rel) or matcher.match(rel + "/"):
+        if (matcher.match(rel) or matcher.match(rel + "/")) and inside.holds_entry(rel):
             try:
                 (base / rel).rmdir()
             except OSError:
                 continue
+
+
+class _Inside:
+    """Answers whether a relative path stays inside `base` once symlinks are resolved.
+
+    `base` itself may be a link (a member linked into the workspace): it is the resolved base
+    that paths are held against. Answers are kept per directory, since a clean asks about
+    every file of an output tree.
+    """
+
+    __slots__ = ("_base", "_real", "_seen")
+
+    def __init__(self, base: Path) -> None:
+        self._base = base
+        self._real = os.path.realpath(base)
+        self._seen: dict[str, bool] = {"": True}
+
+    def holds_dir(self, rel: str) -> bool:
+        """Whether the directory `rel` (following every link on the way) lies inside."""
+        known = self._seen.get(rel)
+        if known is None:
+            if rel.startswith("/") or ".." in rel.split("/"):
+                known = False
+            else:
+                real = os.path.realpath(self._base / rel)
+                known = real == self._real or real.startswith(self._real.rstrip(os.sep) + os.sep)
+            self._seen[rel] = known
+        return known
+
+    def holds_entry(self, rel: str) -> bool:
+        """Whether the entry `rel` itself (a file, a dir or a link, unfollowed) lies inside."""
+        name = rel.rpartition("/")[2]
+        if not rel or name in ("", ".", ".."):
+            return False
+        return self.holds_dir(rel.rpartition("/")[0])
 
 
 def _starts(matcher: Matcher) -> list[str]:

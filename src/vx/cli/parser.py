@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from vx.errors import ErrorCode, UserError
 from vx.util.fuzzy import did_you_mean
+from vx.util.text import ECHO_LIMIT, clip
 
 if TYPE_CHECKING:
     import argparse
@@ -227,7 +228,7 @@ def unknown_flag(name: str, known: Sequence[str]) -> str:
     if name == "--json" and "--format" in known:
         return "unknown flag: --json (did you mean --format json?)"
     near = did_you_mean(name, known)
-    return f"unknown flag: {name}" + (f" (did you mean {near}?)" if near else "")
+    return f"unknown flag: {clip(name)}" + (f" (did you mean {near}?)" if near else "")
 
 
 def _sort_tokens(command: Command, own: list[str]) -> tuple[list[str], list[str]]:
@@ -274,8 +275,8 @@ def _sort_tokens(command: Command, own: list[str]) -> tuple[list[str], list[str]
             if flag.no_dash and value.startswith("-"):
                 _refuse(
                     command,
-                    f'{flag.name} got "{value}", which looks like a flag: '
-                    f"write {flag.name}={value} if that is the value",
+                    f'{flag.name} got "{clip(value)}", which looks like a flag: '
+                    f"write {flag.name}={clip(value)} if that is the value",
                 )
             tokens.append(f"{flag.name}={value}")
     return words, tokens
@@ -322,7 +323,7 @@ class _Converter:
             hint = f" (did you mean {near}?)" if near else ""
             _refuse(
                 self.command,
-                f'{flag.name} takes {_alternatives(flag.choices)}, not "{text}"{hint}',
+                f'{flag.name} takes {_alternatives(flag.choices)}, not "{clip(text)}"{hint}',
                 pointer=not near,
             )
         if flag.number is None:
@@ -339,10 +340,10 @@ def _number(command: Command, flag: Flag, text: str) -> int | Percent:
         " or a percentage like 50%" if flag.number is Number.INT_OR_PERCENT else ""
     )
     if not _DECIMAL.fullmatch(digits):
-        _refuse(command, f'{flag.name} takes {form} in plain decimal digits, not "{text}"')
+        _refuse(command, f'{flag.name} takes {form} in plain decimal digits, not "{clip(text)}"')
     value = int(digits)
     if value > MAX_NUMBER:
-        _refuse(command, f"{flag.name} {text} is too large: the most is {MAX_NUMBER}")
+        _refuse(command, f"{flag.name} {clip(text)} is too large: the most is {MAX_NUMBER}")
     if value < flag.minimum:
         _refuse(command, f"{flag.name} must be at least {flag.minimum}, not {text}")
     return Percent(value) if percent else value
@@ -366,7 +367,7 @@ def _alternatives(choices: Sequence[str]) -> str:
 
 
 def _too_many(command: Command, words: Sequence[str]) -> str:
-    shown = " ".join(words)
+    shown = clip(" ".join(words), 2 * ECHO_LIMIT)
     if command.most_words == 0:
         return f"vx {command.verb} takes no {command.words}s, got: {shown}"
     if command.most_words == 1:

@@ -12,6 +12,7 @@ from vx.cli.settings import FORMAT_FLAG, OutputFormat, ShowSettings, output_form
 from vx.errors import ErrorCode, UserError
 from vx.ids import ROOT, TaskId, is_task_id
 from vx.util.fuzzy import did_you_mean, listing
+from vx.util.text import clip
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -171,8 +172,8 @@ def _tasks(ws: Workspace, shown: Mapping[str, Shown], target: str) -> list[tuple
     tasks = sorted({t.name for s in shown.values() for t in s.tasks if not t.default})
     names = [*shown, *tasks]
     near = _guess(target, names)
-    tail = f" — did you mean {near}?" if near else f"; projects and tasks: {listing(names)}"
-    raise UserError(ErrorCode.UNKNOWN_PROJECT, f'unknown project or task: "{target}"{tail}')
+    tail = f" — did you mean {clip(near)}?" if near else f"; projects and tasks: {listing(names)}"
+    raise UserError(ErrorCode.UNKNOWN_PROJECT, f'unknown project or task: "{clip(target)}"{tail}')
 
 
 def _one_task(ws: Workspace, shown: Mapping[str, Shown], target: str) -> tuple[Shown, TaskDef]:
@@ -181,7 +182,7 @@ def _one_task(ws: Workspace, shown: Mapping[str, Shown], target: str) -> tuple[S
     except ValueError:
         raise UserError(
             ErrorCode.USAGE,
-            f'"{target}" is not a task of a project: write PROJECT#TASK, e.g. app#build',
+            f'"{clip(target)}" is not a task of a project: write PROJECT#TASK, e.g. app#build',
         ) from None
     owner = ws.root_project if tid.project == ROOT else ws.project(tid.project)
     one = shown.get(owner.name) if owner is not None else None
@@ -195,16 +196,16 @@ def _one_task(ws: Workspace, shown: Mapping[str, Shown], target: str) -> tuple[S
         scoped = _guess(tid.project, list(shown))
         near = f"{scoped}#{tid.task}" if f"{scoped}#{tid.task}" in specs else None
     if one is None:
-        tail = f" — did you mean {near}?" if near else f"; projects: {listing(shown)}"
-        raise UserError(ErrorCode.UNKNOWN_PROJECT, f'unknown project: "{tid.project}"{tail}')
+        tail = f" — did you mean {clip(near)}?" if near else f"; projects: {listing(shown)}"
+        raise UserError(ErrorCode.UNKNOWN_PROJECT, f'unknown project: "{clip(tid.project)}"{tail}')
     own = [f"{one.project.name}#{t.name}" for t in one.tasks]
     if near:
-        tail = f" — did you mean {near}?"
+        tail = f" — did you mean {clip(near)}?"
     elif own:
         tail = f"; its tasks: {listing(own)}"
     else:
         tail = f"; {one.project.name} has no tasks"
-    raise UserError(ErrorCode.UNKNOWN_TASK, f'unknown task: "{target}"{tail}')
+    raise UserError(ErrorCode.UNKNOWN_TASK, f'unknown task: "{clip(target)}"{tail}')
 
 
 def _guess(word: str, names: list[str]) -> str | None:

@@ -14,6 +14,7 @@ from vx.cli import verbs
 from vx.errors import ErrorCode, UserError
 from vx.ids import ROOT, TaskId, is_task_id
 from vx.util.fuzzy import did_you_mean, distance, listing
+from vx.util.text import clip
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -38,7 +39,7 @@ def explain(word: str, rest: Sequence[str], *, cwd: Path) -> str:
     The workspace is loaded only here, to tell a task from a typo; a workspace that does not
     load leaves the verb-only answer.
     """
-    head = f'unknown command: "{word}"'
+    head = f'unknown command: "{clip(word)}"'
     foreign = FOREIGN.get(word)
     if foreign is not None:
         return f"{head} — {foreign(rest)}"
@@ -47,7 +48,7 @@ def explain(word: str, rest: Sequence[str], *, cwd: Path) -> str:
     if task is not None:
         return f"{head} — {task}"
     if verb is not None:
-        return f"{head} — did you mean {verb}?"
+        return f"{head} — did you mean {clip(verb)}?"
     return f"{head}; commands: {listing(verbs.names())} (vx help describes them)"
 
 
@@ -73,7 +74,7 @@ def _as_task(word: str, rest: Sequence[str], cwd: Path, verb: str | None) -> str
     near = did_you_mean(word, declared)
     if near is None or (verb is not None and distance(word, verb) <= distance(word, near)):
         return None
-    return f"did you mean the task {near}? To run it, use {_run_line(ws, near, rest, cwd)}"
+    return f"did you mean the task {clip(near)}? To run it, use {_run_line(ws, near, rest, cwd)}"
 
 
 def _run_line(ws: Workspace, task: str, rest: Sequence[str], cwd: Path) -> str:
@@ -99,7 +100,12 @@ def _run_line(ws: Workspace, task: str, rest: Sequence[str], cwd: Path) -> str:
 
 
 def _command(words: Sequence[str]) -> str:
-    """Words as a shell line, quoting only what a shell reads differently (`#` mid-word is not)."""
+    """Words as a shell line, quoting only what a shell reads differently (`#` mid-word is not).
+
+    A word too long to read in a one-line answer is cut: the line shows the way, and the user
+    has the whole word in the command they typed.
+    """
+    words = [clip(w) for w in words]
     return " ".join(w if _PLAIN.fullmatch(w) else shlex.quote(w) for w in words)
 
 

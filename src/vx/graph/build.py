@@ -12,6 +12,7 @@ from vx.graph.deps import DepKind, DepSpec, parse_dep
 from vx.graph.model import TaskGraph, TaskNode
 from vx.ids import ROOT, TaskId
 from vx.util.fuzzy import did_you_mean, listing
+from vx.util.text import clip
 from vx.workspace.model import CacheSpec, TaskDef
 
 if TYPE_CHECKING:
@@ -117,7 +118,9 @@ class _Builder:
         project = self.index.project(tid.project)
         task = self.index.task(project, tid.task) if project is not None else None
         if project is None or task is None:
-            raise UserError(ErrorCode.UNKNOWN_TASK, f"{tid} is not a task of this workspace")
+            raise UserError(
+                ErrorCode.UNKNOWN_TASK, f"{clip(str(tid))} is not a task of this workspace"
+            )
         return self._add(project, tid.task, task)
 
     def walk(self) -> None:
@@ -178,7 +181,7 @@ class _Builder:
             try:
                 spec = parse_dep(text)
             except ValueError as e:
-                pointer = f"tasks.{name}.dependsOn[{i}]"
+                pointer = f"tasks.{clip(name)}.dependsOn[{i}]"
                 raise ConfigError(_config_path(project), str(e), pointer) from None
             self._specs[text] = spec
         return spec
@@ -224,24 +227,24 @@ class _Builder:
         name = spec.project or ""
         names = sorted(self.index.by_name)
         guess = did_you_mean(name, names)
-        tail = f"did you mean {guess}?" if guess else f"projects: {listing(names)}"
-        return f'no project is named {name} (in "{spec}"); {tail}'
+        tail = f"did you mean {clip(guess)}?" if guess else f"projects: {listing(names)}"
+        return f'no project is named {clip(name)} (in "{clip(str(spec))}"); {tail}'
 
 
 def _no_task(project: Project, name: str) -> str:
     tasks = sorted(project.tasks)
     guess = did_you_mean(name, tasks)
     if guess:
-        tail = f"did you mean {guess}?"
+        tail = f"did you mean {clip(guess)}?"
     elif tasks:
         tail = f"{project.name}'s tasks: {listing(tasks)}"
     else:
         tail = f"{project.name} declares no tasks"
-    return f'{project.name} has no task "{name}"; {tail}'
+    return f'{project.name} has no task "{clip(name)}"; {tail}'
 
 
 def _bad_edge(project: Project, name: str, why: str) -> UserError:
-    where = f"{_config_path(project)}: tasks.{name}.dependsOn"
+    where = f"{_config_path(project)}: tasks.{clip(name)}.dependsOn"
     return UserError(ErrorCode.UNKNOWN_TASK, f"{where}: {why}")
 
 
@@ -253,10 +256,10 @@ def _check_excluded_names(index: ProjectIndex, names: frozenset[str]) -> None:
     declared = index.declared_names()
     for name in sorted(names - declared):
         guess = did_you_mean(name, declared)
-        tail = f"did you mean {guess}?" if guess else f"tasks: {listing(sorted(declared))}"
+        tail = f"did you mean {clip(guess)}?" if guess else f"tasks: {listing(sorted(declared))}"
         raise UserError(
             ErrorCode.USAGE,
-            f'--exclude-dependencies: no project declares a task named "{name}"; {tail}',
+            f'--exclude-dependencies: no project declares a task named "{clip(name)}"; {tail}',
         )
 
 

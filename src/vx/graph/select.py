@@ -10,6 +10,7 @@ from vx.errors import ErrorCode, UserError
 from vx.graph.build import ProjectIndex
 from vx.ids import ROOT, TaskId, is_task_id
 from vx.util.fuzzy import did_you_mean, listing
+from vx.util.text import clip
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -91,7 +92,8 @@ def _anchored(index: ProjectIndex, word: str, verb: str) -> TaskId | None:
         tid = TaskId.parse(word)
     except ValueError:
         raise UserError(
-            ErrorCode.USAGE, f'{verb}: "{word}" names no task: write TASK, PKG#TASK or //#TASK'
+            ErrorCode.USAGE,
+            f'{verb}: "{clip(word)}" names no task: write TASK, PKG#TASK or //#TASK',
         ) from None
     project = index.project(tid.project)
     if project is None or tid.task not in project.tasks:
@@ -116,12 +118,12 @@ class _Hints:
         self.several = several
 
     def message(self, verb: str, missing: Sequence[str]) -> str:
-        parts = [f"{verb}: no projects declare task(s): {', '.join(missing)}."]
+        parts = [f"{verb}: no projects declare task(s): {', '.join(map(clip, missing))}."]
         scoped = self.scope_kind in (ScopeKind.CWD, ScopeKind.FILTER)
         outside = [w for w in missing if scoped and w in self.declarers]
         if outside:
             parts.append(
-                f"Only projects outside the selection declare {', '.join(outside)}"
+                f"Only projects outside the selection declare {', '.join(map(clip, outside))}"
                 " — pass --all, or name one as pkg#task."
             )
         for word in missing:
@@ -133,6 +135,7 @@ class _Hints:
         return " ".join(parts)
 
     def _guess(self, word: str, guess: str) -> str:
+        word, guess = clip(word), clip(guess)
         return f"Did you mean {guess} (for {word})?" if self.several else f"Did you mean {guess}?"
 
     def _bare(self, word: str) -> str:
@@ -167,10 +170,10 @@ class _Hints:
             names = listing(sorted(self.index.by_name), LISTED)
             if tid.project == ROOT:
                 return f"The workspace root is not a project; projects: {names}."
-            return f"No project is named {tid.project}; projects: {names}."
+            return f"No project is named {clip(tid.project)}; projects: {names}."
         if not project.tasks:
-            return f"{tid.project} declares no tasks."
-        return f"{tid.project}'s tasks: {listing(sorted(project.tasks), LISTED)}."
+            return f"{clip(tid.project)} declares no tasks."
+        return f"{clip(tid.project)}'s tasks: {listing(sorted(project.tasks), LISTED)}."
 
     def _specs(self) -> list[str]:
         specs = [f"{p}#{t}" for t, ps in self.declarers.items() for p in ps]

@@ -27,6 +27,21 @@ def normalize(pattern: str) -> str:
     return pattern or "."
 
 
+def climbs(pattern: str) -> bool:
+    r"""Whether `pattern` (a leading `!` allowed) holds a `..` segment in any `{a,b}` alternative.
+
+    Such a glob names paths above the directory it is relative to, even when it comes back
+    down (`a/../../x`); an escaped `\.\.` is the same two dots.
+    """
+    body = pattern.removeprefix("!")
+    if ".." not in body.replace("\\", ""):
+        return False
+    for alternative in expand_braces(body):
+        if any(part.replace("\\", "") == ".." for part in alternative.split("/")):
+            return True
+    return False
+
+
 def has_magic(text: str) -> bool:
     """Whether `text` holds a glob metacharacter (and so is no literal path)."""
     return any(ch in _META for ch in text)

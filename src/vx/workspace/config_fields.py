@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from vx.errors import ConfigError
 from vx.util.fuzzy import MAX_EDITS, distance, listing
+from vx.util.text import clip, clip_repr
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -17,10 +18,22 @@ if TYPE_CHECKING:
 _PLAIN_KEY = re.compile(r"[^.\[\]\"\s]+")
 _NON_BLANK = re.compile(r"\S")
 
+# The integers a JSON number holds exactly, and the most any count, size or duration may be.
+MAX_NUMBER = 2**53
+
 
 def quote(text: str) -> str:
-    """A value as it would be written in the JSON file, for messages."""
-    return json.dumps(text, ensure_ascii=False)
+    """A value as it would be written in the JSON file, for messages; a long one is cut.
+
+    A lone surrogate (a `.py` config can hold one) is escaped, so the line can be printed.
+    """
+    quoted = json.dumps(clip(text), ensure_ascii=False)
+    return quoted.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def shown(value: object) -> str:
+    """A value of the wrong type, for messages: its short `repr`."""
+    return clip_repr(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +45,9 @@ class Site:
 
     def key(self, name: str) -> Site:
         """The site of field `name` in this object; odd keys are quoted so paths stay readable."""
-        part = name if _PLAIN_KEY.fullmatch(name) else quote(name)
+        name = clip(name)
+        plain = _PLAIN_KEY.fullmatch(name) and name.isprintable()
+        part = name if plain else quote(name)
         return Site(self.path, f"{self.pointer}.{part}" if self.pointer else part)
 
     def index(self, i: int) -> Site:
@@ -100,24 +115,41 @@ def fields(
         site.fail("expected an object")
     for key in value:
         if not isinstance(key, str):
-            site.fail(f"field names must be strings, got {key!r}")
+            site.fail(f"field names must be strings, got {shown(key)}")
         if key not in known and key not in ignored:
             site.fail(unknown_field(key, known, ignored))
     return value
 
 
 def string(value: object, site: Site) -> str:
-    """Any string, blank included (a description may be empty)."""
+    r"""Any string, blank included (a description may be empty), that is text all through.
+
+    A NUL cannot reach a command line or an environment, and a lone surrogate (which a JSON
+    `\ud800` escape or a program can make) is no character at all: both are refused here
+    rather than failing later, mid-run.
+    """
     if not isinstance(value, str):
         site.fail("expected a string")
+    if "\0" in value:
+        site.fail("holds a NUL character, which no command, name or path may contain")
+    if not value.isascii() and not _encodes(value):
+        site.fail(r"holds a lone surrogate (a \ud800-\udfff escape), which is no character")
     return value
+
+
+def _encodes(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def non_blank(value: object, site: Site, what: str = "string") -> str:
     """A string with something other than whitespace in it."""
     if not isinstance(value, str) or not _NON_BLANK.search(value):
         site.fail(f"expected a non-empty {what}")
-    return value
+    return string(value, site)
 
 
 def boolean(value: object, site: Site) -> bool:
@@ -138,19 +170,23 @@ def _integer(value: object) -> int | None:
     return None
 
 
-def positive_int(value: object, site: Site) -> int:
-    """An integer of at least 1."""
+def positive_int(value: object, site: Site, most: int = MAX_NUMBER, unit: str = "") -> int:
+    """An integer from 1 to `most`; `unit` names what it counts in the refusal (" ms")."""
     number = _integer(value)
     if number is None or number < 1:
         site.fail("expected a positive integer")
+    if number > most:
+        site.fail(f"expected a positive integer of at most {most}{unit}")
     return number
 
 
-def non_negative_int(value: object, site: Site) -> int:
-    """An integer of at least 0."""
+def non_negative_int(value: object, site: Site, most: int = MAX_NUMBER) -> int:
+    """An integer from 0 to `most`."""
     number = _integer(value)
     if number is None or number < 0:
         site.fail("expected a non-negative integer")
+    if number > most:
+        site.fail(f"expected a non-negative integer of at most {most}")
     return number
 
 

@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from vx.errors import ConfigError
+from vx.workspace.config_fields import Site, quote
 from vx.workspace.config_schema import parse_project_config, parse_workspace_config
 from vx.workspace.model import WorkspaceConfig
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import TracebackType
 
     from vx.workspace.model import ProjectConfig
@@ -37,6 +39,8 @@ _JSONC = re.compile(
     """,
     re.DOTALL | re.VERBOSE,
 )
+_TOO_DEEP = "nests lists or objects too deeply to read: a config needs only a few levels"
+_TOO_LONG = "holds a number too long to read (over 4300 digits): write a smaller one"
 _TOML_AT = re.compile(
     r"(?P<msg>.*) \(at (?:line (?P<line>\d+), column (?P<col>\d+)|end of document)\)", re.DOTALL
 )
@@ -125,15 +129,72 @@ def parse_jsonc(text: str, shown: str) -> object:
             raise ConfigError(shown, f"invalid JSON at line {line}, column {col}: unclosed /*")
         return re.sub(r"[^\n]", " ", match.group())
 
+    repeated: list[tuple[dict[str, object], str]] = []
+    hook = _pairs_hook(repeated)
     try:
-        return json.loads(text)  # plain JSON, the common case: no scan for comments
+        value = _decode(text, shown, hook)  # plain JSON, the common case: no scan for comments
     except json.JSONDecodeError:
-        pass
+        repeated.clear()  # what the failed attempt noted is not in the value read next
+        try:
+            value = _decode(_JSONC.sub(blank, text), shown, hook)
+        except json.JSONDecodeError as exc:
+            where = f"line {exc.lineno}, column {exc.colno}"
+            raise ConfigError(shown, f"invalid JSON at {where}: {exc.msg}") from None
+    if repeated:
+        _refuse_repeated(value, repeated, shown)
+    return value
+
+
+def _decode(text: str, shown: str, hook: Callable[[list[tuple[str, object]]], object]) -> object:
+    """`json.loads`; what it raises besides a syntax error becomes a refusal too."""
     try:
-        return json.loads(_JSONC.sub(blank, text))
-    except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno}, column {exc.colno}"
-        raise ConfigError(shown, f"invalid JSON at {where}: {exc.msg}") from None
+        return json.loads(text, object_pairs_hook=hook)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise ConfigError(shown, _TOO_DEEP) from None
+    except ValueError:  # int() refusing a numeral of thousands of digits
+        raise ConfigError(shown, _TOO_LONG) from None
+
+
+def _pairs_hook(
+    repeated: list[tuple[dict[str, object], str]],
+) -> Callable[[list[tuple[str, object]]], dict[str, object]]:
+    """An `object_pairs_hook` noting each object that names a key twice, and the key.
+
+    JSON itself keeps the last value and says nothing; in a config that hides an edit (two
+    `"exec"`s, and the one you read is not the one that runs).
+    """
+
+    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+        doc = dict(items)
+        if len(doc) != len(items):
+            seen: set[str] = set()
+            for key, _ in items:
+                if key in seen:
+                    repeated.append((doc, key))
+                    break
+                seen.add(key)
+        return doc
+
+    return pairs
+
+
+def _refuse_repeated(
+    value: object, repeated: list[tuple[dict[str, object], str]], shown: str
+) -> None:
+    """Refuse the first object, in file order, that names a key twice, by its field path."""
+    keys = {id(doc): key for doc, key in repeated}
+    todo: list[tuple[object, Site]] = [(value, Site(shown))]
+    while todo:
+        item, site = todo.pop()
+        if isinstance(item, dict):
+            key = keys.get(id(item))
+            if key is not None:
+                site.fail(f"{quote(key)} appears twice: JSON would keep only the last — keep one")
+            todo.extend((v, site.key(k)) for k, v in reversed(item.items()))
+        elif isinstance(item, list):
+            todo.extend((v, site.index(i)) for i, v in reversed(list(enumerate(item))))
 
 
 def parse_toml(text: str, shown: str) -> object:
@@ -142,6 +203,8 @@ def parse_toml(text: str, shown: str) -> object:
 
     try:
         return tomllib.loads(text)
+    except RecursionError:
+        raise ConfigError(shown, _TOO_DEEP) from None
     except tomllib.TOMLDecodeError as exc:
         found = _TOML_AT.fullmatch(str(exc))
         if found is None:
@@ -152,6 +215,8 @@ def parse_toml(text: str, shown: str) -> object:
             else "the end of the file"
         )
         raise ConfigError(shown, f"invalid TOML at {where}: {found['msg']}") from None
+    except ValueError:  # int() refusing a numeral of thousands of digits
+        raise ConfigError(shown, _TOO_LONG) from None
 
 
 def record_definition(kind: str, value: dict[str, Any]) -> None:
@@ -174,6 +239,8 @@ def _run_program(path: Path, shown: str, kind: Kind) -> object:
     except SyntaxError as exc:
         where = f"line {exc.lineno}: " if exc.lineno else ""
         raise ConfigError(shown, f"{where}SyntaxError: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise ConfigError(shown, "is too large or nested too deeply to compile") from None
     except ValueError as exc:
         raise ConfigError(shown, f"ValueError: {exc}") from None
     except OSError as exc:

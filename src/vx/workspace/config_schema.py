@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from vx.util.globs import climbs
 from vx.workspace.config_fields import (
+    MAX_NUMBER,
     Site,
     boolean,
     fields,
@@ -16,6 +19,7 @@ from vx.workspace.config_fields import (
     non_negative_int,
     positive_int,
     quote,
+    shown,
     string,
     string_list,
 )
@@ -52,14 +56,22 @@ WORKSPACE_FIELDS = (
 RETENTION_FIELDS = ("olderThan", "maxSize")
 SCHEMA_KEY = "$schema"
 
+# The longest timer vx arms (what a signed 32-bit count of ms holds), as `--timeout` clamps.
+MAX_TIMEOUT_MS = 2**31 - 1
+TIMEOUT_UNIT = " ms (about 24 days)"
+# A retry count is for a flaky task; past this it would only hide a failing one for hours.
+MAX_RETRIES = 100
+
 _NAME = r"[^#^\s][^#\s]*"
 _TASK_REF = re.compile(rf"\^?{_NAME}|{_NAME}#{_NAME}")
 _SPACE = re.compile(r"\s")
 _ENV_BAD = re.compile(r"[=\s]")
 _GLOB = re.compile(r"!?[^!/]")
 _PERCENT = re.compile(r"[1-9][0-9]*%")
-_DURATION = re.compile(r"[1-9][0-9]*[sSmMhHdD]")
-_SIZE = re.compile(r"[1-9][0-9]*(?:[kKmMgGtT][bB]?|[bB])")
+_DURATION = re.compile(r"(?P<n>[1-9][0-9]*)(?P<unit>[sSmMhHdD])")
+_SIZE = re.compile(r"(?P<n>[1-9][0-9]*)(?:(?P<unit>[kKmMgGtT])[bB]?|[bB])")
+_DURATION_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+_SIZE_BYTES = {"b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 _PLUGIN = re.compile(rf"{_DOTTED}:{_DOTTED}")
 
@@ -90,7 +102,7 @@ def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
     if "concurrency" in doc:
         concurrency = _concurrency(doc["concurrency"], top.key("concurrency"))
     if "timeout" in doc:
-        timeout = positive_int(doc["timeout"], top.key("timeout"))
+        timeout = positive_int(doc["timeout"], top.key("timeout"), MAX_TIMEOUT_MS, TIMEOUT_UNIT)
     if "cacheRetention" in doc:
         retention = _retention(doc["cacheRetention"], top.key("cacheRetention"))
     if "affectedBase" in doc:
@@ -118,12 +130,13 @@ def _task_table(value: object, site: Site) -> Mapping[str, object]:
         site.fail("expected an object")
     for name in value:
         if not isinstance(name, str):
-            site.fail(f"task names must be strings, got {name!r}")
+            site.fail(f"task names must be strings, got {shown(name)}")
         _task_name(name, site)
     return value
 
 
 def _task_name(name: str, site: Site) -> None:
+    string(name, site.key(name))
     if not name:
         site.fail("a task name may not be empty")
     if "#" in name:
@@ -177,8 +190,12 @@ def _exec(value: object, site: Site) -> ExecSpec:
         site.fail('missing "command"')
     command = non_blank(doc["command"], site.key("command"), "command")
     env = _env(doc["env"], site.key("env")) if "env" in doc else EnvSpec()
-    timeout = positive_int(doc["timeout"], site.key("timeout")) if "timeout" in doc else None
-    retries = non_negative_int(doc["retries"], site.key("retries")) if "retries" in doc else None
+    timeout = None
+    if "timeout" in doc:
+        timeout = positive_int(doc["timeout"], site.key("timeout"), MAX_TIMEOUT_MS, TIMEOUT_UNIT)
+    retries = None
+    if "retries" in doc:
+        retries = non_negative_int(doc["retries"], site.key("retries"), MAX_RETRIES)
     persistent = (
         boolean(doc["persistent"], site.key("persistent")) if "persistent" in doc else False
     )
@@ -221,7 +238,7 @@ def _define(value: object, site: Site) -> dict[str, str]:
     define: dict[str, str] = {}
     for name, text in value.items():
         if not isinstance(name, str):
-            site.fail(f"variable names must be strings, got {name!r}")
+            site.fail(f"variable names must be strings, got {shown(name)}")
         _env_name(name, site)
         define[name] = string(text, site.key(name))
     return define
@@ -241,8 +258,8 @@ def _inputs(value: object, site: Site) -> CacheInputs:
         return string_list(doc[name], site.key(name), item) if name in doc else None
 
     return CacheInputs(
-        files=read("files", _project_glob),
-        workspace_files=read("workspaceFiles", _workspace_glob) or (),
+        files=read("files", _input_glob),
+        workspace_files=read("workspaceFiles", _input_workspace_glob) or (),
         env=read("env", _env_name) or (),
         tasks=read("tasks", _task_ref),
         runtime=read("runtime", _command) or (),
@@ -255,10 +272,10 @@ def _outputs(value: object, site: Site) -> CacheOutputs:
     files: tuple[str, ...] = ()
     workspace_files: tuple[str, ...] = ()
     if "files" in doc:
-        files = string_list(doc["files"], site.key("files"), _project_glob)
+        files = string_list(doc["files"], site.key("files"), _output_glob)
     if "workspaceFiles" in doc:
         workspace_files = string_list(
-            doc["workspaceFiles"], site.key("workspaceFiles"), _workspace_glob
+            doc["workspaceFiles"], site.key("workspaceFiles"), _output_workspace_glob
         )
     return CacheOutputs(files=files, workspace_files=workspace_files)
 
@@ -317,22 +334,57 @@ def _env_name(value: object, site: Site) -> str:
     return name
 
 
-def _glob(value: object, site: Site, base: str) -> str:
+def _glob(value: object, site: Site, base: str, above: str) -> str:
+    """A relative glob that stays under its base; `above` says what to do with one that climbs.
+
+    A `..` is refused however it is spelt (`a/../../x`, `{..,b}`, `\\.\\.`): an output glob
+    is cleaned before each run, so one that climbs would delete what the task does not own.
+    """
     pattern = string(value, site)
     if not _GLOB.match(pattern):
         site.fail(
             f"{quote(pattern)} is not a glob relative to the {base} "
             '(a path or pattern, optionally after "!" to exclude)'
         )
+    if climbs(pattern):
+        site.fail(f'{quote(pattern)} reaches outside the {base} through ".." — {above}')
     return pattern
 
 
-def _project_glob(value: object, site: Site) -> str:
-    return _glob(value, site, "project directory")
+def _input_glob(value: object, site: Site) -> str:
+    return _glob(
+        value,
+        site,
+        "project directory",
+        "list files elsewhere in the workspace under inputs.workspaceFiles, "
+        "relative to the workspace root",
+    )
 
 
-def _workspace_glob(value: object, site: Site) -> str:
-    return _glob(value, site, "workspace root")
+def _input_workspace_glob(value: object, site: Site) -> str:
+    return _glob(
+        value, site, "workspace root", "only files inside the workspace can be inputs: drop it"
+    )
+
+
+def _output_glob(value: object, site: Site) -> str:
+    return _glob(
+        value,
+        site,
+        "project directory",
+        "vx cleans outputs before each run; list outputs elsewhere in the workspace under "
+        "outputs.workspaceFiles, relative to the workspace root",
+    )
+
+
+def _output_workspace_glob(value: object, site: Site) -> str:
+    return _glob(
+        value,
+        site,
+        "workspace root",
+        "vx cleans outputs before each run and never outside the workspace: write the task's "
+        "outputs inside it",
+    )
 
 
 def _command(value: object, site: Site) -> str:
@@ -344,9 +396,15 @@ def _regex(value: object, site: Site) -> str:
     if not pattern:
         site.fail("expected a non-empty regular expression")
     try:
-        re.compile(pattern)
+        with warnings.catch_warnings():
+            # `re` warns of syntax it may read differently one day; a stray line on stderr
+            # is no refusal, and the pattern works as written today.
+            warnings.simplefilter("ignore")
+            re.compile(pattern)
     except re.error as exc:
         site.fail(f"{quote(pattern)} is not a valid regular expression: {exc}")
+    except (RecursionError, OverflowError):
+        site.fail(f"{quote(pattern)} nests or repeats too deeply for Python's re to compile")
     return pattern
 
 
@@ -354,6 +412,8 @@ def _concurrency(value: object, site: Site) -> int | str:
     if isinstance(value, str):
         if not _PERCENT.fullmatch(value):
             site.fail(f'{quote(value)} is not a percentage of the CPUs like "50%"')
+        if _too_large(value[:-1], 1):
+            site.fail(f"{quote(value)} is too large: the most is {MAX_NUMBER}%")
         return value
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 1:
         site.fail('expected a positive integer or a percentage of the CPUs like "50%"')
@@ -365,9 +425,14 @@ def _retention(value: object, site: Site) -> CacheRetention:
     older_than = max_size = None
     if "olderThan" in doc:
         older_than = string(doc["olderThan"], site.key("olderThan"))
-        if not _DURATION.fullmatch(older_than):
+        duration = _DURATION.fullmatch(older_than)
+        if not duration:
             site.key("olderThan").fail(
                 f'{quote(older_than)} is not a duration like "30d", "12h", "90m" or "45s"'
+            )
+        if _too_large(duration["n"], _DURATION_MS[duration["unit"].lower()]):
+            site.key("olderThan").fail(
+                f"{quote(older_than)} is too long: the most is {MAX_NUMBER} ms (285 000 years)"
             )
     if "maxSize" in doc:
         max_size = _size(doc["maxSize"], site.key("maxSize"))
@@ -376,12 +441,23 @@ def _retention(value: object, site: Site) -> CacheRetention:
 
 def _size(value: object, site: Site) -> str:
     if isinstance(value, str):
-        if not _SIZE.fullmatch(value):
+        size = _SIZE.fullmatch(value)
+        if not size:
             site.fail(f'{quote(value)} is not a size like "10G", "500M", "2K", "1T" or "4096B"')
+        if _too_large(size["n"], _SIZE_BYTES[(size["unit"] or "b").lower()]):
+            site.fail(f"{quote(value)} is too large: the most is {MAX_NUMBER} bytes (8 PiB)")
         return value
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 1:
         site.fail('expected a size like "10G" or a positive number of bytes')
-    return f"{positive_int(value, site)}B"
+    return f"{positive_int(value, site, MAX_NUMBER, ' bytes (8 PiB)')}B"
+
+
+def _too_large(digits: str, scale: int) -> bool:
+    """Whether `digits` (a decimal numeral) times `scale` passes MAX_NUMBER.
+
+    The length is looked at first: Python refuses to convert a numeral of thousands of digits.
+    """
+    return len(digits) > len(str(MAX_NUMBER)) or int(digits) * scale > MAX_NUMBER
 
 
 def _plugin(value: object, site: Site) -> str:

@@ -69,6 +69,8 @@ def load_json_object(path: Path, shown: str) -> dict[str, Any]:
         raise ConfigError(
             shown, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
+    except (RecursionError, ValueError) as exc:
+        raise ConfigError(shown, _unreadable(exc)) from None
     if not isinstance(raw, dict):
         raise ConfigError(shown, "expected a JSON object at the top level")
     return raw
@@ -82,6 +84,15 @@ def load_toml(path: Path, shown: str) -> dict[str, Any]:
         return tomllib.loads(_read_text(path, shown))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(shown, f"not valid TOML: {exc}") from None
+    except (RecursionError, ValueError) as exc:
+        raise ConfigError(shown, _unreadable(exc)) from None
+
+
+def _unreadable(exc: Exception) -> str:
+    """What a parser raises past its syntax errors: nesting past the stack, or a huge number."""
+    if isinstance(exc, RecursionError):
+        return "nests lists or objects too deeply to read"
+    return "holds a number too long to read (over 4300 digits)"
 
 
 def _string_list(value: Any, shown: str, pointer: str) -> tuple[str, ...]:

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from vx.util.globs import (
+    climbs,
     compile_globs,
     expand_braces,
     fixed_prefix,
@@ -152,3 +153,28 @@ def test_has_magic(text: str, expected: bool) -> None:
 )
 def test_segment_regex(segment: str, name: str, expected: bool) -> None:
     assert bool(segment_regex(segment).match(name)) is expected
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        ("..", True),
+        ("../lib/**", True),
+        ("!../lib/**", True),
+        ("a/../../x", True),
+        ("a/..", True),
+        ("{..,a}/b", True),
+        ("src/{a,{b,..}}/x", True),
+        ("\\.\\./x", True),
+        (".\\./x", True),
+        ("dist/**", False),
+        ("...", False),
+        ("a..b", False),
+        ("..x/y", False),
+        ("x../y", False),
+        ("{.,a}/b", False),
+        ("*", False),
+    ],
+)
+def test_climbs(pattern: str, expected: bool) -> None:
+    assert climbs(pattern) is expected

@@ -400,3 +400,98 @@ def test_workspace_config_refusal_names_the_file(tmp_path: Path) -> None:
         "vx.workspace.toml: concurrency: expected a positive integer or a percentage of the "
         'CPUs like "50%"'
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"tasks": {}, "tasks": {}}', '"tasks" appears twice'),
+        (
+            '{"tasks": {"build": {"exec": "a", "exec": "b"}}}',
+            'tasks.build: "exec" appears twice',
+        ),
+        (
+            '// comments take the second path\n{"tasks": {"b": {"exec": {"command": "a",'
+            ' "env": {"define": {"A": "1", "B": "2", "A": "3"}}}}}}',
+            'tasks.b.exec.env.define: "A" appears twice',
+        ),
+        (
+            '{"tags": [{"x": 1, "x": 2}], "tasks": {"a": {}, "a": {}}}',
+            'tags[0]: "x" appears twice',
+        ),
+        ('{"tasks": {"' + "t" * 500 + '": 1, "' + "t" * 500 + '": 2}}', 'tasks: "ttttt'),
+    ],
+    ids=["top", "task", "after-a-comment", "in-a-list", "long-key"],
+)
+def test_a_key_written_twice_is_refused_by_its_path(text: str, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_jsonc(text, "vx.config.json")
+    assert caught.value.message.startswith(f"vx.config.json: {message}")
+    assert caught.value.message.endswith("JSON would keep only the last — keep one")
+    assert len(caught.value.message) < 250
+
+
+def test_a_key_twice_in_the_part_before_a_comment_is_found_once() -> None:
+    text = '{"tasks": {"a": {"exec": "x"}}, "tags": ["x"] // why\n}'
+    assert parse_jsonc(text, "vx.config.json") == {"tasks": {"a": {"exec": "x"}}, "tags": ["x"]}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000 + "]" * 100_000,
+        "// a comment\n" + "[" * 100_000 + "]" * 100_000,
+        '{"tasks":' + '{"a":' * 100_000 + "1" + "}" * 100_000 + "}",
+        "[" * 100_000,
+    ],
+    ids=["lists", "lists-after-a-comment", "objects", "unclosed"],
+)
+def test_json_nested_past_the_stack_is_one_refusal(text: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_jsonc(text, "vx.config.json")
+    assert caught.value.message == (
+        "vx.config.json: nests lists or objects too deeply to read: a config needs only a few"
+        " levels"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        (
+            "vx.config.toml",
+            "a = " + "[" * 100_000 + "]" * 100_000,
+            "nests lists or objects too deeply to read: a config needs only a few levels",
+        ),
+        (
+            "vx.config.toml",
+            "[tasks.b]\nexec = { command = 'x', timeout = " + "9" * 5000 + " }\n",
+            "holds a number too long to read (over 4300 digits): write a smaller one",
+        ),
+        (
+            "vx.config.json",
+            '{"tasks": {"b": {"exec": {"command": "x", "timeout": ' + "9" * 5000 + "}}}}",
+            "holds a number too long to read (over 4300 digits): write a smaller one",
+        ),
+        (
+            "vx.config.py",
+            "config = 1" + " + 1" * 100_000 + "\n",
+            "is too large or nested too deeply to compile",
+        ),
+        (
+            "vx.config.py",
+            "config = " + "-" * 100_000 + "1\n",
+            "is too large or nested too deeply to compile",
+        ),
+        ("vx.config.py", "config = " + "[" * 1000 + "]" * 1000 + "\n", "too many nested"),
+    ],
+    ids=["toml-deep", "toml-digits", "json-digits", "py-deep", "py-huge", "py-parens"],
+)
+def test_files_past_the_parsers_limits_are_one_refusal(
+    tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    write_tree(tmp_path, {name: text})
+    with pytest.raises(ConfigError) as caught:
+        load_project_config(tmp_path, root=tmp_path)
+    assert caught.value.message.startswith(f"{name}: ")
+    assert message in caught.value.message

@@ -524,3 +524,158 @@ def test_workspace_refusals(raw: object, message: str) -> None:
     with pytest.raises(ConfigError) as caught:
         parse_workspace_config(raw, WS)
     assert caught.value.message == f"{WS}: {message}"
+
+
+def cached_globs(kind: str, field: str, globs: list[str]) -> dict[str, object]:
+    return task({"exec": "x", "cache": {kind: {field: globs}}})
+
+
+_CLIMB_HINTS = {
+    ("inputs", "files"): (
+        "project directory",
+        "list files elsewhere in the workspace under inputs.workspaceFiles, "
+        "relative to the workspace root",
+    ),
+    ("inputs", "workspaceFiles"): (
+        "workspace root",
+        "only files inside the workspace can be inputs: drop it",
+    ),
+    ("outputs", "files"): (
+        "project directory",
+        "vx cleans outputs before each run; list outputs elsewhere in the workspace under "
+        "outputs.workspaceFiles, relative to the workspace root",
+    ),
+    ("outputs", "workspaceFiles"): (
+        "workspace root",
+        "vx cleans outputs before each run and never outside the workspace: write the task's "
+        "outputs inside it",
+    ),
+}
+
+
+@pytest.mark.parametrize(("kind", "field"), sorted(_CLIMB_HINTS))
+@pytest.mark.parametrize(
+    "glob",
+    ["../lib/**", "../../**", "../../../*.txt", "!../x", "a/../../x", "a/..", "..", "{..,a}/b"],
+)
+def test_a_glob_that_climbs_is_refused_with_what_to_do(kind: str, field: str, glob: str) -> None:
+    base, hint = _CLIMB_HINTS[kind, field]
+    with pytest.raises(ConfigError) as caught:
+        parse_project_config(cached_globs(kind, field, ["src/**", glob]), PATH)
+    assert caught.value.message == (
+        f"{PATH}: tasks.build.cache.{kind}.{field}[1]: {json.dumps(glob)} reaches outside the "
+        f'{base} through ".." — {hint}'
+    )
+
+
+@pytest.mark.parametrize("glob", ["...", "a..b/**", "..x/*", "x../y", "dist/.x"])
+def test_dots_that_do_not_climb_are_names(glob: str) -> None:
+    config = parse_project_config(cached_globs("outputs", "files", [glob]), PATH)
+    assert config.tasks["build"].cache_spec is not None
+    assert config.tasks["build"].cache_spec.outputs.files == (glob,)
+
+
+@pytest.mark.parametrize(
+    ("exec_fields", "message"),
+    [
+        ({"timeout": 1e30}, "timeout: expected a positive integer of at most 2147483647 ms"),
+        ({"timeout": 10**30}, "timeout: expected a positive integer of at most 2147483647 ms"),
+        ({"timeout": 2**31}, "timeout: expected a positive integer of at most 2147483647 ms"),
+        ({"timeout": float("inf")}, "timeout: expected a positive integer"),
+        ({"timeout": float("nan")}, "timeout: expected a positive integer"),
+        ({"retries": 101}, "retries: expected a non-negative integer of at most 100"),
+        ({"retries": 1e30}, "retries: expected a non-negative integer of at most 100"),
+        ({"retries": float("-inf")}, "retries: expected a non-negative integer"),
+    ],
+)
+def test_huge_and_odd_numbers_are_refused(exec_fields: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_project_config(task({"exec": {"command": "x", **exec_fields}}), PATH)
+    assert caught.value.message.startswith(f"{PATH}: tasks.build.exec.{message}")
+
+
+def test_the_largest_numbers_are_accepted() -> None:
+    config = parse_project_config(
+        task({"exec": {"command": "x", "timeout": 2**31 - 1, "retries": 100}}), PATH
+    )
+    spec = config.tasks["build"].exec_spec
+    assert spec is not None
+    assert (spec.timeout_ms, spec.retries) == (2**31 - 1, 100)
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"timeout": 1e30}, "timeout: expected a positive integer of at most 2147483647 ms"),
+        ({"concurrency": 1e30}, "concurrency: expected a positive integer of at most 2**53"),
+        ({"concurrency": "9" * 5000 + "%"}, 'concurrency: "99999'),
+        ({"cacheRetention": {"maxSize": 1e30}}, "cacheRetention.maxSize: expected a positive"),
+        ({"cacheRetention": {"maxSize": "9" * 5000 + "G"}}, 'cacheRetention.maxSize: "9999'),
+        ({"cacheRetention": {"maxSize": "8193T"}}, 'cacheRetention.maxSize: "8193T" is too'),
+        ({"cacheRetention": {"olderThan": "9" * 5000 + "d"}}, "cacheRetention.olderThan: "),
+    ],
+)
+def test_huge_workspace_numbers_are_refused(raw: object, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_workspace_config(raw, WS)
+    text = caught.value.message.replace(str(2**53), "2**53")
+    assert text.startswith(f"{WS}: {message}")
+    assert len(text) < 200
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (task({"exec": "echo \0"}), "tasks.build.exec: holds a NUL character"),
+        (task({"exec": "echo \ud800"}), "tasks.build.exec: holds a lone surrogate"),
+        ({"tasks": {"a\0b": {"exec": "x"}}}, 'tasks."a\\u0000b": holds a NUL character'),
+        ({"tasks": {"a\ud800": {"exec": "x"}}}, 'tasks."a\\ud800": holds a lone surrogate'),
+        (cached_globs("outputs", "files", ["di\0st/**"]), "tasks.build.cache.outputs.files[0]"),
+        (task({"exec": "x", "description": "\0"}), "tasks.build.description: holds a NUL"),
+        (
+            task({"exec": {"command": "x", "env": {"define": {"A": "\0"}}}}),
+            "tasks.build.exec.env.define.A: holds a NUL",
+        ),
+    ],
+)
+def test_text_that_no_process_can_take_is_refused(raw: object, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_project_config(raw, PATH)
+    assert caught.value.message.startswith(f"{PATH}: {message}")
+    caught.value.message.encode("utf-8")  # printable as it is
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"tasks": {"x" * 10_000 + " y": {"exec": "x"}}},
+        {"tasks": {"x" * 10_000: {"exec": {"comand": "x"}}}},
+        {"tasks": {"build": {"x" * 10_000: 1}}},
+        task({"exec": "x", "dependsOn": ["a b" * 5_000]}),
+        task({"exec": "x", "cache": {"outputs": {"files": ["../" * 5_000]}}}),
+        task({"exec": {"command": "x", "persistent": True, "readyWhen": "(" * 10_000}}),
+    ],
+)
+def test_long_names_are_cut_in_the_refusal(raw: object) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_project_config(raw, PATH)
+    assert "…" in caught.value.message
+    assert len(caught.value.message) < 400
+
+
+def test_a_program_s_odd_key_is_shown_by_a_short_repr() -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_project_config({"tasks": {("x",) * 10_000: {"exec": "x"}}}, PATH)
+    assert caught.value.message == (
+        f"{PATH}: tasks: task names must be strings, got ('x', 'x', 'x', 'x', 'x', 'x', ...)"
+    )
+
+
+def test_a_deeply_nested_value_of_a_program_is_refused_shortly() -> None:
+    deep: object = "x"
+    for _ in range(100_000):
+        deep = [deep]
+    raw = {"tasks": {"build": {"exec": "x", "dependsOn": deep}}}
+    with pytest.raises(ConfigError) as caught:
+        parse_project_config(raw, PATH)
+    assert caught.value.message == f"{PATH}: tasks.build.dependsOn[0]: expected a string"

@@ -1,0 +1,127 @@
+"""Finding and cleaning declared outputs on a real file system: never past the base."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import pytest
+
+from conftest import write_tree
+from vx.cache.outputs import clean_outputs, output_paths
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def files_under(root: Path) -> list[str]:
+    return sorted(
+        p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() or p.is_symlink()
+    )
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> tuple[Path, Path]:
+    """A project holding a dist/ of its own, and a directory beside it that it must not touch."""
+    project = tmp_path / "project"
+    outside = tmp_path / "outside"
+    write_tree(project, {"dist/a.js": "a", "dist/sub/b.js": "b", "src/x.ts": "x"})
+    write_tree(outside, {"keep.txt": "keep", "sub/keep.txt": "keep", "lib/keep.txt": "keep"})
+    return project, outside
+
+
+def test_own_outputs_are_found_and_cleaned(layout: tuple[Path, Path]) -> None:
+    project, _ = layout
+    assert output_paths(project, ["dist/**"]) == ["dist/a.js", "dist/sub/b.js"]
+    clean_outputs(project, ["dist/**"])
+    assert files_under(project) == ["src/x.ts"]
+    assert not (project / "dist").exists()
+
+
+@pytest.mark.parametrize(
+    "patterns",
+    [
+        ["../outside/**"],
+        ["../outside/keep.txt"],
+        ["../outside/sub/**", "dist/**"],
+        ["dist/../../outside/**"],
+        ["!nothing", "../**"],
+    ],
+)
+def test_a_glob_that_climbs_selects_and_deletes_nothing_above(
+    layout: tuple[Path, Path], patterns: list[str]
+) -> None:
+    project, outside = layout
+    before = files_under(outside)
+    found = output_paths(project, patterns)
+    assert all(not p.startswith("..") and "/../" not in p for p in found), found
+    clean_outputs(project, patterns)
+    assert files_under(outside) == before
+
+
+@pytest.mark.parametrize(
+    ("link", "target", "patterns"),
+    [
+        ("dist", "outside", ["dist/**"]),
+        ("dist", "outside", ["dist/sub/**"]),
+        ("dist", "outside", ["dist/keep.txt"]),
+        ("out", "outside", ["out/lib/**", "out/sub/keep.txt"]),
+        ("gen", "outside/sub", ["gen/**/*.txt"]),
+    ],
+)
+def test_a_symlinked_dir_on_the_way_is_never_followed(
+    layout: tuple[Path, Path], link: str, target: str, patterns: list[str]
+) -> None:
+    project, outside = layout
+    if (project / link).exists():
+        os.rename(project / link, project / f"{link}.real")
+    (project / link).symlink_to(project.parent / target)
+    before = files_under(outside)
+    selected = output_paths(project, patterns)
+    assert all(p == link for p in selected), selected
+    clean_outputs(project, patterns)
+    assert files_under(outside) == before
+
+
+def test_the_link_itself_goes_when_its_glob_holds_it(layout: tuple[Path, Path]) -> None:
+    project, outside = layout
+    os.rename(project / "dist", project / "old")
+    (project / "dist").symlink_to(outside)
+    assert output_paths(project, ["dist/**"]) == ["dist"]
+    clean_outputs(project, ["dist/**"])
+    assert not (project / "dist").is_symlink()
+    assert (outside / "keep.txt").read_text() == "keep"
+
+
+def test_a_file_symlink_inside_the_base_is_removed_not_followed(
+    layout: tuple[Path, Path],
+) -> None:
+    project, outside = layout
+    (project / "dist" / "escape.txt").symlink_to(outside / "keep.txt")
+    (project / "dist" / "away").symlink_to(outside / "sub")
+    clean_outputs(project, ["dist/**"])
+    assert not (project / "dist").exists()
+    assert files_under(outside) == ["keep.txt", "lib/keep.txt", "sub/keep.txt"]
+
+
+def test_a_symlinked_base_is_held_to_where_it_resolves(tmp_path: Path) -> None:
+    real = tmp_path / "real-app"
+    write_tree(real, {"dist/a.js": "a", "src/x.ts": "x"})
+    write_tree(tmp_path, {"keep.txt": "keep"})
+    linked = tmp_path / "ws" / "app"
+    linked.parent.mkdir()
+    linked.symlink_to(real)
+    assert output_paths(linked, ["dist/**"]) == ["dist/a.js"]
+    assert output_paths(linked, ["**/*.js"]) == ["dist/a.js"]
+    clean_outputs(linked, ["**/*.js", "../../keep.txt"])
+    assert files_under(real) == ["src/x.ts"]
+    assert linked.is_symlink()
+    assert (tmp_path / "keep.txt").read_text() == "keep"
+
+
+def test_a_link_inside_the_base_to_elsewhere_inside_is_followed(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"build/out/a.js": "a", "keep.txt": "keep"})
+    (tmp_path / "dist").symlink_to(tmp_path / "build")
+    assert output_paths(tmp_path, ["dist/out/**"]) == ["dist/out/a.js"]
+    clean_outputs(tmp_path, ["dist/out/**"])
+    assert files_under(tmp_path) == ["dist", "keep.txt"]
