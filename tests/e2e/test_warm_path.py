@@ -169,15 +169,33 @@ def test_checkout_of_a_branch_with_the_same_tree(tmp_path, warmed) -> None:
 
 
 def test_output_deleted(tmp_path, warmed) -> None:
-    agree(tmp_path, warmed, lambda ws: (ws / "packages/a/dist/out.txt").unlink())
+    agree(tmp_path, warmed, lambda ws: (ws / "packages/a/dist/out.txt").unlink(), replayed=True)
 
 
 def test_output_modified(tmp_path, warmed) -> None:
-    agree(tmp_path, warmed, lambda ws: write(ws / "packages/b/dist/out.txt", "tampered\n"))
+    agree(
+        tmp_path,
+        warmed,
+        lambda ws: write(ws / "packages/b/dist/out.txt", "tampered\n"),
+        replayed=True,
+    )
 
 
 def test_output_gains_a_file(tmp_path, warmed) -> None:
-    agree(tmp_path, warmed, lambda ws: write(ws / "packages/b/dist/extra.txt", "x\n"))
+    agree(
+        tmp_path, warmed, lambda ws: write(ws / "packages/b/dist/extra.txt", "x\n"), replayed=True
+    )
+
+
+def test_every_output_removed_then_replayed_twice(tmp_path, warmed) -> None:
+    """A restore replayed from the snapshot leaves one the next run can replay again."""
+    ws, home = warmed
+    for pkg in ("a", "b"):
+        shutil.rmtree(ws / "packages" / pkg / "dist")
+    agree(tmp_path, warmed, lambda _: None, replayed=True)
+    again = vx(ws, home).assert_ok()
+    assert WARM in again.err, again
+    assert "up-to-date" in again.out or "cached" in again.out
 
 
 def test_other_forwarded_args(tmp_path, warmed) -> None:

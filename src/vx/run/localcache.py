@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from vx.cache.index import LogChunk
 from vx.cache.manifest import CorruptArtifact
@@ -15,7 +15,7 @@ from vx.run.caching import Hit, RestoreResult
 from vx.workspace.layout import nested_dirs
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
     from pathlib import Path
 
     from vx.cache.index import Entry, Index
@@ -84,25 +84,15 @@ class LocalCache:
         if entry is None:
             return RestoreResult.CORRUPT
         base, patterns, stops = self._outputs(node)
-        present = output_paths(base, patterns, stop_at=stops)
         with self._lock:
             self.used.append(hit.key)
-        if self.store.up_to_date(base, entry.artifact, present):
-            return RestoreResult.UP_TO_DATE
-        clean_outputs(base, patterns, stop_at=stops)
-        try:
-            self.store.restore(hit.key, base, entry.artifact)
-        except CorruptArtifact as err:
-            if not err.blocked:
-                # A bad entry that cannot be dropped now (a full disk) is still a miss; the
-                # next run that finds it drops it.
-                with contextlib.suppress(OSError):
-                    self.index.drop_entry(hit.key)
-                self.store.discard(hit.key)
+        result = restore_outputs(
+            self.store, self.index, entry, Outputs(base, patterns, stops), hit.log
+        )
+        if result is RestoreResult.CORRUPT:
             with self._lock:
                 self._probed[tid] = None
-            return RestoreResult.CORRUPT
-        return RestoreResult.RESTORED
+        return result
 
     def prepare(self, tid: TaskId) -> None:
         if not self.cached(tid):
@@ -138,9 +128,9 @@ class LocalCache:
             return f"cache entry not saved: {err.strerror or err}"
         return None
 
-    def output_globs(self, node: PlanNode) -> tuple[Path, tuple[str, ...], tuple[str, ...]]:
+    def output_globs(self, node: PlanNode) -> Outputs:
         """Where the node's outputs live, their globs there and the dirs their walk skips."""
-        return self._outputs(node)
+        return Outputs(*self._outputs(node))
 
     def _outputs(self, node: PlanNode) -> tuple[Path, tuple[str, ...], tuple[str, ...]]:
         """Where the node's outputs are archived from, their globs there, and dirs to skip.
@@ -194,3 +184,42 @@ def _relative_nested(ws: Workspace) -> dict[str, tuple[str, ...]]:
         cut = 0 if project.rel_dir in (".", "") else len(project.rel_dir) + 1
         out[project.name] = tuple(d[cut:] for d in nested[project.name])
     return out
+
+
+class Outputs(NamedTuple):
+    """Where a task's outputs live, their globs there, and the directories their walk skips."""
+
+    base: Path
+    patterns: tuple[str, ...]
+    stops: tuple[str, ...]
+
+
+def restore_outputs(
+    store: Store,
+    index: Index,
+    entry: Entry,
+    outputs: Outputs,
+    log: Iterable[tuple[Stream, str]],
+) -> RestoreResult:
+    """Find an entry's outputs already in place or put them there; CORRUPT having written nothing.
+
+    The one place a hit touches outputs, shared by the scheduler's restore lane and the warm
+    path. A bad entry is dropped; one the disk refused (`blocked`) is kept for a later run.
+    """
+    del log  # what a signed entry vouches for besides its artifact
+    base, patterns, stops = outputs
+    present = output_paths(base, patterns, stop_at=stops)
+    if store.up_to_date(base, entry.artifact, present):
+        return RestoreResult.UP_TO_DATE
+    clean_outputs(base, patterns, stop_at=stops)
+    try:
+        store.restore(entry.key, base, entry.artifact)
+    except CorruptArtifact as err:
+        if not err.blocked:
+            # A bad entry that cannot be dropped now (a full disk) is still a miss; the
+            # next run that finds it drops it.
+            with contextlib.suppress(OSError):
+                index.drop_entry(entry.key)
+            store.discard(entry.key)
+        return RestoreResult.CORRUPT
+    return RestoreResult.RESTORED

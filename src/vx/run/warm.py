@@ -31,8 +31,9 @@ from typing import TYPE_CHECKING
 import xxhash
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
+    from vx.cache.index import Index
     from vx.events import Event
     from vx.run.outcome import RunOutcome
     from vx.run.prepare import PreparedRun, RunOptions
@@ -59,12 +60,23 @@ ROOT_FILES = (
     "vx.workspace.toml",
     "vx.workspace.py",
 )
+# Where a project could declare itself: a new spelling beside the old one must be seen.
+PROJECT_FILES = (
+    "package.json",
+    "pyproject.toml",
+    "vx.config.json",
+    "vx.config.toml",
+    "vx.config.py",
+)
 _RACY_NS = 50_000_000
 _COARSE_RACY_NS = 2_000_000_000  # file systems that keep whole seconds (FAT keeps two)
 _SKIP_DIRS = frozenset({".git", "node_modules"})
 _RENEW_AFTER_S = 3600.0
 
 Fingerprint = tuple[int, ...]
+
+# The fields of a snapshot's `finished` row.
+_KEY, _LOG, _BASE, _PATTERNS, _STOPS, _OUTPUTS, _VERIFY = 2, 5, 6, 7, 8, 9, 10
 
 
 def _fingerprint(path: str) -> Fingerprint:
@@ -212,12 +224,17 @@ def _replay_locked(
             if now - artifact.stat().st_mtime > _RENEW_AFTER_S:
                 with contextlib.suppress(OSError):
                     os.utime(artifact, (now, now))
-        outcome = _emit_all(snap, emit, t0, started_at)
+        restored = _settle_outputs(snap, index, store)
+        if restored is None:
+            return None
+        outcome = _emit_all(snap, emit, t0, started_at, restored)
         _record(index, snap, outcome, options, env)
         with contextlib.suppress(OSError):
             index.touch(keys)
     finally:
         index.close()
+    if restored:
+        _refresh(snap, restored, options, env)
     if options.timing:
         from vx.events import Notice
 
@@ -228,8 +245,66 @@ def _replay_locked(
     return outcome
 
 
+def _settle_outputs(snap: dict[str, object], index: Index, store: Path) -> dict[int, bool] | None:
+    """Each task whose outputs could not be proven by fingerprint, checked or restored the way
+    the full path's restore lane does it: task number → whether it was restored. None when an
+    entry turns out unusable (the full path then decides what to run)."""
+    rows = snap["finished"]
+    assert isinstance(rows, list)  # noqa: S101
+    pending = [
+        i
+        for i, row in enumerate(rows)
+        if row[_VERIFY] or any(_fingerprint(p) != fp for p, fp in row[_OUTPUTS])
+    ]
+    if not pending:
+        return {}
+    from vx.cache.store import Store
+    from vx.events import Stream
+    from vx.run.caching import RestoreResult
+    from vx.run.localcache import Outputs, restore_outputs
+
+    cache = Store(store)
+    done: dict[int, bool] = {}
+    for i in pending:
+        row = rows[i]
+        entry = index.get_entry(row[_KEY])
+        if entry is None:
+            return None
+        outputs = Outputs(Path(row[_BASE]), tuple(row[_PATTERNS]), tuple(row[_STOPS]))
+        log = [(Stream(stream), text) for stream, text in row[_LOG]]
+        result = restore_outputs(cache, index, entry, outputs, log)
+        if result is RestoreResult.CORRUPT:
+            return None
+        done[i] = result is RestoreResult.RESTORED
+    return done
+
+
+def _refresh(
+    snap: dict[str, object],
+    checked: Mapping[int, bool],
+    options: RunOptions,
+    env: Mapping[str, str],
+) -> None:
+    """Take new fingerprints of the outputs just checked or restored, for the next replay."""
+    rows = snap["finished"]
+    assert isinstance(rows, list)  # noqa: S101
+    started_ns = time.time_ns()
+    for i in checked:
+        row = list(rows[i])
+        found = _walk_outputs(row[_BASE], row[_PATTERNS], row[_STOPS])
+        fingerprints = [(p, _fingerprint(p)) for p in found]
+        row[_OUTPUTS] = fingerprints
+        row[_VERIFY] = _racy((fp for _, fp in fingerprints), started_ns)
+        rows[i] = tuple(row)
+    _write(_snapshot_path(_shape(options, env), env), snap)
+
+
 def _emit_all(
-    snap: dict[str, object], emit: Callable[[Event], None], t0: float, started_at: float
+    snap: dict[str, object],
+    emit: Callable[[Event], None],
+    t0: float,
+    started_at: float,
+    restored: Mapping[int, bool],
 ) -> RunOutcome:
     from types import MappingProxyType
 
@@ -266,20 +341,22 @@ def _emit_all(
     )
     finished: list[TaskFinished] = []
     spans: dict[TaskId, tuple[int, int]] = {}
-    for project, task, key, saved_ms, stored_cpu_ms, log in finished_rows:
+    for i, row in enumerate(finished_rows):
+        project, task, key, saved_ms, stored_cpu_ms, log = row[:6]
         tid = TaskId(project, task)
         start = int((time.monotonic() - t0) * 1e9)
         for stream, text in log:
             emit(TaskOutput(tid, Stream(stream), text))
+        wrote = restored.get(i, False)
         done = TaskFinished(
             tid,
             TaskStatus.SUCCESS,
-            CacheOutcome.UP_TO_DATE,
+            CacheOutcome.LOCAL if wrote else CacheOutcome.UP_TO_DATE,
             duration_ms=0.0,
             exit_code=0,
             key=key,
             saved_ms=saved_ms,
-            restored=False,
+            restored=wrote,
             stored_cpu_ms=stored_cpu_ms,
         )
         emit(done)
@@ -339,14 +416,18 @@ def remember(prepared: PreparedRun, outcome: RunOutcome) -> None:
         if snap is None:
             path.unlink(missing_ok=True)
             return
-        from vx.util.atomic import write_atomic
-
-        data = marshal.dumps(snap)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, data)
+        _write(path, snap)
     except (OSError, ValueError):
         with contextlib.suppress(OSError):
             path.unlink(missing_ok=True)
+
+
+def _write(path: Path, snap: dict[str, object]) -> None:
+    from vx.util.atomic import write_atomic
+
+    data = marshal.dumps(snap)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, data)
 
 
 def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] | None:
@@ -371,7 +452,7 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
         if (
             f is None
             or f.status is not TaskStatus.SUCCESS
-            or f.cache is not CacheOutcome.UP_TO_DATE
+            or f.cache not in (CacheOutcome.UP_TO_DATE, CacheOutcome.LOCAL)
             or f.key is None
             or entry is None
             or entry.key != f.key
@@ -384,9 +465,16 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
                 envs[comp.name] = comp.digest
             elif comp.kind in (Kind.RUNTIME, Kind.WS_RUNTIME):
                 return None  # a command's output has no fingerprint
-        paths.update(dict.fromkeys(_output_paths(prepared, node)))
+        base, patterns, stops = prepared.cache.output_globs(node)
+        outputs = [(p, _fingerprint(p)) for p in _walk_outputs(str(base), patterns, stops)]
         log = [(str(c.stream), c.text) for c in prepared.cache_index.entry_log(f.key)]
-        finished.append((node.id.project, node.id.task, f.key, f.saved_ms, f.stored_cpu_ms, log))
+        finished.append(
+            (
+                *(node.id.project, node.id.task, f.key, f.saved_ms, f.stored_cpu_ms, log),
+                *(str(base), list(patterns), list(stops), outputs),
+                _racy((fp for _, fp in outputs), prepared.started_ns),
+            )
+        )
         entries.append((f.key, entry.artifact.size, entry.artifact.digest))
     paths.update(dict.fromkeys(_workspace_paths(prepared)))
     paths.update(dict.fromkeys(_git_paths(prepared)))
@@ -434,20 +522,17 @@ def _racy(fingerprints: Iterable[Fingerprint], started_ns: int) -> bool:
     return any(fp[1] >= started_ns - margin or fp[0] >= started_ns - margin for fp in present)
 
 
-def _output_paths(prepared: PreparedRun, node: object) -> list[str]:
+def _walk_outputs(base: str, patterns: Sequence[str], stops: Sequence[str]) -> list[str]:
     """Each declared output on disk and every directory the output walk would enter."""
     from vx.cache.outputs import output_paths
-    from vx.run.plan import PlanNode
     from vx.util.globs import compile_globs, fixed_prefix
 
-    assert isinstance(node, PlanNode)  # noqa: S101
-    base, patterns, stops = prepared.cache.output_globs(node)
     if not patterns:
         return []
-    found = [os.path.join(base, rel) for rel in output_paths(base, patterns, stop_at=stops)]
+    found = [os.path.join(base, rel) for rel in output_paths(Path(base), patterns, stop_at=stops)]
     stop = frozenset(stops)
     for prefix in {fixed_prefix(p) for p in compile_globs(patterns).includes}:
-        top = os.path.join(base, prefix) if prefix else str(base)
+        top = os.path.join(base, prefix) if prefix else base
         found.append(top)
         if not os.path.isdir(top) or os.path.islink(top):
             continue
@@ -465,14 +550,16 @@ def _output_paths(prepared: PreparedRun, node: object) -> list[str]:
 
 
 def _workspace_paths(prepared: PreparedRun) -> list[str]:
-    """What decides the workspace's shape: root files, every project's dir, config and
-    manifest, the directories members were listed from, and what `.py` configs imported."""
+    """What decides the workspace's shape: the root's files, each project's manifest and every
+    spelling its config could take, the directories members are listed from, and what `.py`
+    configs imported. A project's own directory is left out: restoring `dist/` changes it."""
     ws = prepared.plan.workspace
     root = str(ws.root)
-    out = [root, *(os.path.join(root, name) for name in ROOT_FILES)]
+    out = [os.path.join(root, name) for name in ROOT_FILES]
     for project in ws.projects:
         rel = project.rel_dir
-        out.append(os.path.join(root, rel))
+        here = os.path.join(root, rel)
+        out.extend(os.path.join(here, name) for name in PROJECT_FILES)
         parent = os.path.dirname(rel)
         while parent:
             out.append(os.path.join(root, parent))
