@@ -170,10 +170,12 @@ class Executor:
         return self.ctx.stopping.is_set() or self.ctx.halted.is_set()
 
     def _status(self, result: ProcessResult) -> TaskStatus:
-        if result.exit_code == 0:
-            return TaskStatus.SUCCESS
+        """An attempt that ended once the run was stopping is aborted whatever its exit code:
+        a task that traps the signal and exits 0 may have written half its outputs."""
         if self.ctx.stopping.is_set() and not result.timed_out:
             return TaskStatus.ABORTED
+        if result.exit_code == 0:
+            return TaskStatus.SUCCESS
         return TaskStatus.FAILED
 
     def _serve(self, node: PlanNode, spec: ExecSpec, command: str) -> Done:

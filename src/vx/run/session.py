@@ -94,6 +94,7 @@ class RunSession:
     def __exit__(self, *exc: object) -> None:
         self.servers.stop_all(self.options.kill_grace_ms)
         self.signals.__exit__(None, None, None)
+        self.registry.close(self.options.kill_grace_ms)
 
     def _emit(self, event: Event) -> None:
         with self._lock:

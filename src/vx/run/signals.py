@@ -44,9 +44,9 @@ class RunSignals:
 
     The first signal is recorded in `signal`, sets `stopping` (the scheduler dispatches no
     more), and reaches each live task group once (a SIGHUP as SIGTERM: a task has no terminal
-    to lose). After `kill_grace_ms` every group still alive is killed; a second signal kills at
-    once. Handlers go in only on the main thread (Python allows no other); elsewhere the
-    context records nothing and `installed` is False.
+    to lose), and each descendant that left its group. After `kill_grace_ms` all of them still
+    alive are killed; a second signal kills at once. Handlers go in only on the main thread
+    (Python allows no other); elsewhere the context records nothing and `installed` is False.
     """
 
     def __init__(
@@ -86,7 +86,9 @@ class RunSignals:
         self._queue.put(_STOP)
         self._thread.join()
         if exc_type is not None or self.signal is not None:
-            self._registry.kill_all()
+            # After a signal, what left its group keeps the rest of its grace: the registry's
+            # close ends it.
+            self._registry.kill_all(strays=exc_type is not None)
 
     def exit_code(self) -> int | None:
         """130, 143 or 129 after SIGINT, SIGTERM or SIGHUP (128 + the first signal); else None."""
