@@ -445,7 +445,9 @@ def _run(settings: RunSettings, plan: RunPlan, streams: Streams) -> tuple[int, i
         if session.held_servers():
             outcome = _hold(session, outcome, err)
             _rerecord(settings, plan, outcome, prepared)
-        prepared.cache.close()
+        closing_note = prepared.cache.close()
+        if closing_note:
+            renderer.handle(Notice(f"[vx] {closing_note}"))
         renderer.close()
     if json_out:
         from vx.run.summary import summary_document
@@ -577,7 +579,7 @@ def _after_run(
 
     notes: list[Notice] = []
     try:
-        record_run(
+        note = record_run(
             prepared.index,
             plan,
             outcome,
@@ -587,7 +589,10 @@ def _after_run(
             env=settings.env,
             tags=settings.tags,
         )
-        keep_failures(prepared.cache_dir, plan, outcome)
+        if note:
+            notes.append(Notice(f"[vx] {note}"))
+        if prepared.index.off is None:  # else its one notice said the history is not kept
+            keep_failures(prepared.cache_dir, plan, outcome)
     except OSError as error:
         notes.append(Notice(f"vx: failed to write the run history: {error.strerror or error}"))
     note = _write_summary(settings, plan, outcome, prepared)
