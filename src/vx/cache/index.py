@@ -11,13 +11,15 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from vx.cache.indexrows import damaged_schema, entry_from_row, log_from_rows, primary_code
 from vx.cache.key import KeyComponent, Kind
-from vx.cache.manifest import ArtifactInfo
 from vx.events import CacheOutcome, Stream, TaskStatus
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
     from pathlib import Path
+
+    from vx.cache.manifest import ArtifactInfo
 
 SCHEMA_VERSION = 1
 """Bumping it resets every table on the next open (never the artifacts); `test_index` pins it."""
@@ -80,9 +82,15 @@ class IndexWriteError(OSError):
     becomes one line, the history one notice) survives this the same way.
     """
 
-    def __init__(self, path: Path, err: sqlite3.OperationalError) -> None:
-        code = _ERRNO.get(err.sqlite_errorcode & 0xFF, errno.EIO)
-        super().__init__(code, str(err), str(path))
+
+class IndexOffError(IndexWriteError):
+    """The index answers nothing for the rest of this run: it was found damaged, or the disk
+    refused it when the run began. Reads are misses; writes raise this."""
+
+
+def _refusal(path: Path, err: sqlite3.Error) -> IndexWriteError:
+    code = _ERRNO.get(primary_code(err) or 0, errno.EIO)
+    return IndexWriteError(code, str(err), str(path))
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,27 +173,12 @@ def open_index(directory: Path, *, now_ms: Callable[[], int] = _now_ms) -> Index
     """Open (creating when needed) the index in `directory`.
 
     A schema from another version is reset, and a file that is not a database is moved
-    aside; either way `Index.notice` says so once, for the caller to print.
+    aside; either way `Index.notice` says so once, for the caller to print. A disk that
+    refuses the file raises `IndexWriteError`, an OSError.
     """
     directory.mkdir(parents=True, exist_ok=True)
     index = Index(directory / INDEX_NAME, now_ms=now_ms)
-    try:
-        index.notice = index.prepare()
-    except sqlite3.DatabaseError as err:
-        if err.sqlite_errorcode not in _CORRUPT:
-            index.close()
-            raise
-        index.close()
-        aside = index.path.with_name(f"{INDEX_NAME}.corrupt-{now_ms()}")
-        index.path.replace(aside)
-        for suffix in ("-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                index.path.with_name(INDEX_NAME + suffix).unlink()
-        index.prepare()
-        index.notice = (
-            f"cache index {index.path} was unreadable ({err}); "
-            f"moved it to {aside.name} and started an empty one"
-        )
+    index.notice = index.open()
     return index
 
 
@@ -199,10 +192,24 @@ class Index:
     def __init__(self, path: Path, *, now_ms: Callable[[], int] = _now_ms) -> None:
         self.path = path
         self.notice: str | None = None
+        self.off: str | None = None
+        """Why the index answers nothing for the rest of the run; None while it works."""
         self._now_ms = now_ms
         self._local = threading.local()
         self._lock = threading.Lock()
         self._conns: list[sqlite3.Connection] = []
+        self._told = False
+        self._damage: str | None = None
+        self._aside: Path | None = None
+        self._identity: tuple[int, int] | None = None
+
+    @classmethod
+    def unusable(cls, path: Path, why: str) -> Index:
+        """An index that is off from the start (its disk refused it); `why` is its notice."""
+        index = cls(path)
+        index.off = index.notice = why
+        index._told = True
+        return index
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -228,11 +235,13 @@ class Index:
         holding the write lock: without the ROLLBACK every later write, this process's and
         every other run's, would wait out the busy timeout and fail "database is locked".
         """
-        conn = self._conn()
+        if self.off is not None:
+            raise IndexOffError(errno.EIO, self.off, str(self.path))
         try:
+            conn = self._conn()
             conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as err:
-            raise IndexWriteError(self.path, err) from err
+        except sqlite3.DatabaseError as err:
+            raise self._refused(err) from err
         try:
             yield conn
             conn.execute("COMMIT")
@@ -240,9 +249,138 @@ class Index:
             if conn.in_transaction:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
-            if isinstance(err, sqlite3.OperationalError):
-                raise IndexWriteError(self.path, err) from err
+            if isinstance(err, sqlite3.DatabaseError):
+                raise self._refused(err) from err
             raise
+
+    def _refused(self, err: sqlite3.DatabaseError) -> IndexWriteError:
+        if self._damaged(err):
+            return IndexOffError(errno.EIO, self.off or str(err), str(self.path))
+        return _refusal(self.path, err)
+
+    def _damaged(self, err: sqlite3.DatabaseError) -> bool:
+        """Whether `err` shows the file damaged; the first time, the index goes off.
+
+        A corrupt page, or our own SQL failing because a table or column is gone. The file is
+        moved aside later (`recover`), not here: other threads may be reading it right now.
+        """
+        code = primary_code(err)
+        if code not in _CORRUPT and not (code == sqlite3.SQLITE_ERROR and self._schema_gone()):
+            return False
+        with self._lock:
+            if self._damage is None:
+                self._damage = str(err)
+                self._aside = self.path.with_name(f"{INDEX_NAME}.corrupt-{self._now_ms()}")
+                self.off = (
+                    f"cache index {self.path} is damaged ({err}): the cache is off for the rest"
+                    f" of this run, and the file moves to {self._aside.name} when it ends"
+                )
+        return True
+
+    def _schema_gone(self) -> bool:
+        try:
+            return damaged_schema(self._conn(), _SCHEMA)
+        except sqlite3.Error:
+            return False  # cannot tell: never move a file aside on a guess
+
+    def _unreadable(self, key: str, err: sqlite3.DatabaseError) -> None:
+        """A read failed: a damaged file turns the index off; a row that does not decode is
+        dropped (best effort); anything else (a busy or failing disk) is only a miss."""
+        if not self._damaged(err) and primary_code(err) is None:
+            self._drop_rotten(key)
+
+    def _drop_rotten(self, key: str) -> None:
+        """A row vx did not write is a miss; drop it, unless the disk refuses that too."""
+        with contextlib.suppress(OSError):
+            self.drop_entry(key)
+
+    def announce(self) -> str | None:
+        """Why the index is off, the first time anyone asks (one line per run); else None."""
+        with self._lock:
+            if self.off is None or self._told:
+                return None
+            self._told = True
+            return self.off
+
+    def open(self) -> str | None:
+        """Start on the file; the notice when its schema was reset or it was moved aside."""
+        try:
+            return self.start()
+        except (sqlite3.DatabaseError, IndexOffError) as err:
+            self.close()
+            if isinstance(err, sqlite3.DatabaseError) and not self._damaged(err):
+                raise _refusal(self.path, err) from err
+        reason = self._damage
+        try:
+            aside = self._start_afresh()
+        except sqlite3.DatabaseError as err:
+            self.close()
+            raise _refusal(self.path, err) from err
+        return (
+            f"cache index {self.path} was unreadable ({reason}); "
+            f"moved it to {aside.name} and started an empty one"
+        )
+
+    def recover(self) -> str | None:
+        """Move a file found damaged aside and start an empty index in its place.
+
+        For the end of a run, once no other thread reads: the run's history then lands in the
+        new file. The line to print, or None: nothing to do, or the damage was already told.
+        """
+        if self._aside is None:
+            return None
+        damage, told = self._damage, self._told
+        try:
+            aside = self._start_afresh()
+        except (OSError, sqlite3.Error) as err:
+            self.close()
+            return (
+                f"cache index {self.path} is damaged ({damage}) and could not be moved aside"
+                f" and replaced ({err}); this run's history is not kept"
+            )
+        if told:
+            return None
+        return (
+            f"cache index {self.path} was damaged ({damage}); "
+            f"moved it to {aside.name} and started an empty one"
+        )
+
+    def _start_afresh(self) -> Path:
+        """Close, move the damaged file aside, open an empty one in its place; where the old
+        one went. Raises what the disk or SQLite raise; the index then stays off."""
+        aside = self._aside
+        if aside is None:
+            raise AssertionError("only an index found damaged starts afresh")
+        self.close()
+        self._aside = None
+        self._set_aside(aside)
+        off, self.off = self.off, None
+        try:
+            self.start()
+        except BaseException:
+            self.off = off
+            raise
+        self._damage = None
+        self._told = False
+        return aside
+
+    def _set_aside(self, aside: Path) -> None:
+        """Rename the file (and its WAL, which belongs with it) to `aside`; drop its `-shm`.
+
+        Skipped when the file there is no longer the one this handle opened: another run
+        sharing the directory moved it first and may have started a fresh one.
+        """
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return
+        if self._identity is not None and (st.st_dev, st.st_ino) != self._identity:
+            return
+        self.path.replace(aside)
+        with contextlib.suppress(FileNotFoundError):
+            self.path.with_name(INDEX_NAME + "-wal").replace(aside.with_name(aside.name + "-wal"))
+        with contextlib.suppress(FileNotFoundError):
+            self.path.with_name(INDEX_NAME + "-shm").unlink()
 
     def close(self) -> None:
         with self._lock:
@@ -250,6 +388,14 @@ class Index:
                 conn.close()
             self._conns.clear()
         self._local = threading.local()
+
+    def start(self) -> str | None:
+        """`prepare`, remembering which file was opened (see `_set_aside`)."""
+        self._identity = _identity(self.path)
+        notice = self.prepare()
+        if self._identity is None:
+            self._identity = _identity(self.path)
+        return notice
 
     def prepare(self) -> str | None:
         """Bring the schema to SCHEMA_VERSION; the notice to print when that reset tables."""
@@ -278,19 +424,29 @@ class Index:
         return f"cache index schema changed (v{found or 0} → v{SCHEMA_VERSION}); entries were reset"
 
     def get_entry(self, key: str) -> Entry | None:
-        row = (
-            self._conn()
-            .execute(
-                "SELECT project, task, size, digest, manifest, created_at, last_used_at,"
-                " duration_ms, cpu_ms, peak_rss_bytes FROM entries WHERE key = ?",
-                (key,),
+        """The entry for `key`; None for a miss, which a row vx did not write is too."""
+        if self.off is not None:
+            return None
+        try:
+            row = (
+                self._conn()
+                .execute(
+                    "SELECT project, task, size, digest, manifest, created_at, last_used_at,"
+                    " duration_ms, cpu_ms, peak_rss_bytes FROM entries WHERE key = ?",
+                    (key,),
+                )
+                .fetchone()
             )
-            .fetchone()
-        )
+        except sqlite3.DatabaseError as err:
+            self._unreadable(key, err)
+            return None
         if row is None:
             return None
-        manifest = ArtifactInfo.parse_manifest(row[4])
-        return Entry(key, row[0], row[1], ArtifactInfo(row[2], row[3], manifest), *row[5:])
+        fields = entry_from_row(row)
+        if fields is None:
+            self._drop_rotten(key)
+            return None
+        return Entry(key, *fields)
 
     def put_entry(
         self,
@@ -341,17 +497,42 @@ class Index:
                 tx.executemany("UPDATE entries SET last_used_at = ? WHERE key = ?", rows)
 
     def entry_inputs(self, key: str) -> tuple[KeyComponent, ...]:
-        """The components the entry's key was derived from, in key order, for `vx why`."""
-        rows = self._conn().execute(
-            "SELECT kind, name, digest FROM entry_inputs WHERE key = ? ORDER BY seq", (key,)
-        )
-        return tuple(KeyComponent(Kind(kind), name, digest) for kind, name, digest in rows)
+        """The components the entry's key was derived from, in key order, for `vx why`.
 
-    def entry_log(self, key: str) -> tuple[LogChunk, ...]:
-        rows = self._conn().execute(
-            "SELECT stream, text FROM entry_stdout WHERE key = ? ORDER BY seq", (key,)
-        )
-        return tuple(LogChunk(Stream(stream), text) for stream, text in rows)
+        Empty when they do not read: `why` then has nothing recorded to compare.
+        """
+        if self.off is not None:
+            return ()
+        try:
+            rows = self._conn().execute(
+                "SELECT kind, name, digest FROM entry_inputs WHERE key = ? ORDER BY seq", (key,)
+            )
+            return tuple(KeyComponent(Kind(kind), name, digest) for kind, name, digest in rows)
+        except sqlite3.DatabaseError as err:
+            self._damaged(err)
+        except (ValueError, TypeError):
+            pass
+        return ()
+
+    def entry_log(self, key: str) -> tuple[LogChunk, ...] | None:
+        """The log a hit replays, in order; None when it does not read, which makes the entry
+        a miss (and drops it)."""
+        if self.off is not None:
+            return None
+        try:
+            rows = (
+                self._conn()
+                .execute("SELECT stream, text FROM entry_stdout WHERE key = ? ORDER BY seq", (key,))
+                .fetchall()
+            )
+        except sqlite3.DatabaseError as err:
+            self._unreadable(key, err)
+            return None
+        chunks = log_from_rows(rows)
+        if chunks is None:
+            self._drop_rotten(key)
+            return None
+        return tuple(LogChunk(stream, text) for stream, text in chunks)
 
     def stats(self) -> IndexStats:
         count, size = (
@@ -378,17 +559,26 @@ class Index:
             _insert_runs(tx, rows)
 
     def entry_digests(self, keys: Sequence[str]) -> dict[str, tuple[int, str]]:
-        """`(size, digest)` of each entry that exists among `keys`, in one query."""
+        """`(size, digest)` of each well-formed entry among `keys`, in one query; nothing at all
+        when the file is damaged (the caller, the warm path, then takes the full path)."""
         out: dict[str, tuple[int, str]] = {}
-        conn = self._conn()
-        for start in range(0, len(keys), 500):
-            chunk = keys[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = conn.execute(
-                f"SELECT key, size, digest FROM entries WHERE key IN ({marks})",  # noqa: S608
-                chunk,
-            )
-            out.update({str(k): (int(size), str(digest)) for k, size, digest in rows})
+        if self.off is not None:
+            return out
+        try:
+            conn = self._conn()
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = conn.execute(
+                    f"SELECT key, size, digest FROM entries WHERE key IN ({marks})",  # noqa: S608
+                    chunk,
+                ).fetchall()
+                for k, size, digest in rows:
+                    if isinstance(size, int) and isinstance(digest, str):
+                        out[str(k)] = (size, digest)
+        except sqlite3.DatabaseError as err:
+            self._damaged(err)
+            return {}
         return out
 
     def finish_invocation(self, run_id: str, *, exit_code: int, ended_at_ms: int) -> None:
@@ -432,16 +622,31 @@ class Index:
 
 
 def _version(conn: sqlite3.Connection) -> int | None:
+    """The layout version the file says it has; None for none (a reset follows).
+
+    Only a missing or unreadable `meta` means that: a busy or failing disk is raised, since
+    resetting the tables on a transient error would throw away a good cache.
+    """
     try:
         row = conn.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
-    except sqlite3.OperationalError:
+    except sqlite3.OperationalError as err:
+        if primary_code(err) not in (None, sqlite3.SQLITE_ERROR):
+            raise
         return None
     if row is None:
         return None
     try:
         return int(row[0])
-    except ValueError:
+    except (ValueError, TypeError):
         return 0
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _delete_entry(tx: sqlite3.Connection, key: str) -> None:

@@ -23,6 +23,10 @@ class CacheAxes(NamedTuple):
         return self.local_read or self.local_write
 
 
+OFF = CacheAxes(local_read=False, local_write=False, remote_read=False, remote_write=False)
+"""A run whose index its disk refused at the start: `--no-cache`, whatever was asked."""
+
+
 def resolve_axes(spec: str | None, *, no_cache: bool, force: bool) -> CacheAxes:
     """Start all on; apply each `layer:flags` segment exactly; `--no-cache` turns all off;
     `--force` turns both reads off (writes stay as the spec left them)."""

@@ -6,11 +6,12 @@ import contextlib
 import threading
 from typing import TYPE_CHECKING, NamedTuple
 
-from vx.cache.index import LogChunk
+from vx.cache.index import IndexOffError, LogChunk
 from vx.cache.manifest import CorruptArtifact
 from vx.cache.outputs import clean_outputs, output_paths
 from vx.cache.store import SaveFailed
 from vx.events import Stream
+from vx.run.cachespec import OFF
 from vx.run.caching import Hit, RestoreResult
 from vx.workspace.layout import nested_dirs
 
@@ -29,7 +30,11 @@ if TYPE_CHECKING:
 
 
 class LocalCache:
-    """A `TaskCache` over the local store and index; safe across worker threads."""
+    """A `TaskCache` over the local store and index; safe across worker threads.
+
+    An index found damaged mid-run answers nothing from then on: probes miss, saves are
+    skipped, and the first skipped save says why once.
+    """
 
     def __init__(
         self,
@@ -44,7 +49,7 @@ class LocalCache:
         self.keys = keys
         self.store = store
         self.index = index
-        self.axes = axes
+        self.axes = axes if index.off is None else OFF
         self._nested = _relative_nested(plan.workspace)
         self._probed: dict[TaskId, Entry | None] = {}
         self._lock = threading.Lock()
@@ -75,7 +80,12 @@ class LocalCache:
         entry = self.probe(tid)
         if entry is None:
             return None
-        log = tuple((Stream(c.stream), c.text) for c in self.index.entry_log(entry.key))
+        chunks = self.index.entry_log(entry.key)
+        if chunks is None:
+            with self._lock:
+                self._probed[tid] = None
+            return None
+        log = tuple((Stream(c.stream), c.text) for c in chunks)
         return Hit(entry.key, log, entry.duration_ms or 0.0, entry.cpu_ms)
 
     def restore(self, tid: TaskId, hit: Hit) -> RestoreResult:
@@ -105,6 +115,8 @@ class LocalCache:
     def save(self, tid: TaskId, produced: Produced) -> str | None:
         if not self.axes.local_write or not self.cached(tid):
             return None
+        if self.index.off is not None:
+            return self._skipped()
         node = self.plan.nodes[tid]
         key = self.keys.keys[tid]
         base, patterns, stops = self._outputs(node)
@@ -124,6 +136,8 @@ class LocalCache:
             )
         except SaveFailed as err:
             return str(err)
+        except IndexOffError:
+            return self._skipped()
         except OSError as err:
             return f"cache entry not saved: {err.strerror or err}"
         return None
@@ -131,6 +145,10 @@ class LocalCache:
     def output_globs(self, node: PlanNode) -> Outputs:
         """Where the node's outputs live, their globs there and the dirs their walk skips."""
         return Outputs(*self._outputs(node))
+
+    def _skipped(self) -> str | None:
+        why = self.index.announce()
+        return f"cache entry not saved: {why}" if why else None
 
     def _outputs(self, node: PlanNode) -> tuple[Path, tuple[str, ...], tuple[str, ...]]:
         """Where the node's outputs are archived from, their globs there, and dirs to skip.
@@ -169,11 +187,14 @@ class LocalCache:
             return {}
         return {t: found[t.project, t.task] for t in ids if (t.project, t.task) in found}
 
-    def close(self) -> None:
-        """Mark the entries this run used, then let go of the index."""
+    def close(self) -> str | None:
+        """Mark the entries this run used, then let go of the index, moving aside one found
+        damaged; the line to print when that damage was not told before."""
         with contextlib.suppress(OSError):
             self.index.touch(self.used)
+        note = self.index.recover()
         self.index.close()
+        return note
 
 
 def _relative_nested(ws: Workspace) -> dict[str, tuple[str, ...]]:

@@ -100,9 +100,9 @@ class PreparedRun(NamedTuple):
     started_ns: int
     config_modules: tuple[str, ...]
 
-    def close(self) -> None:
-        """Mark the entries the run used and let go of the index."""
-        self.cache.close()
+    def close(self) -> str | None:
+        """Mark the entries the run used and let go of the index; a line to print, if any."""
+        return self.cache.close()
 
 
 def _env(options: RunOptions) -> Mapping[str, str]:
@@ -345,7 +345,11 @@ def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
     try:
         return _execute(prepared, emit)
     finally:
-        prepared.close()
+        note = prepared.close()
+        if note:
+            from vx.events import Notice
+
+            emit(Notice(f"[vx] {note}"))
 
 
 def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
@@ -428,7 +432,7 @@ def _after_run(prepared: PreparedRun, outcome: RunOutcome) -> list[Notice]:
     notes: list[Notice] = []
     options = prepared.options
     try:
-        record_run(
+        note = record_run(
             prepared.cache_index,
             outcome,
             groups=frozenset(t for t, n in prepared.plan.nodes.items() if n.task.is_group),
@@ -438,7 +442,10 @@ def _after_run(prepared: PreparedRun, outcome: RunOutcome) -> list[Notice]:
             env=prepared.env,
             tags=options.tags,
         )
-        keep_failures(prepared.cache_dir, prepared.plan, outcome)
+        if note:
+            notes.append(Notice(f"[vx] {note}"))
+        if prepared.cache_index.off is None:  # else its one notice said the history is not kept
+            keep_failures(prepared.cache_dir, prepared.plan, outcome)
     except OSError as error:
         notes.append(Notice(f"vx: failed to write the run history: {error.strerror or error}"))
     note = _write_summary(prepared, outcome)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vx.cache.index import InvocationRow, RunRow
+from vx.cache.index import IndexOffError, InvocationRow, RunRow
 from vx.events import CacheOutcome, TaskStatus
 
 if TYPE_CHECKING:
@@ -44,8 +44,13 @@ def record_run(
     git_branch: str | None,
     env: Mapping[str, str],
     tags: Sequence[tuple[str, str]],
-) -> None:
-    """Both tables in one transaction, so `vx last` never sees half a run."""
+) -> str | None:
+    """Both tables in one transaction, so `vx last` never sees half a run.
+
+    An index found damaged (during the run, or by this very write) is moved aside first and
+    the history goes into a new one; one the disk refused at the start keeps none. Returns
+    the line to print about that, if any.
+    """
     rows = [
         RunRow(
             run_id=outcome.run_id,
@@ -68,24 +73,31 @@ def record_run(
         for f in outcome.finished
         if f.id not in groups
     ]
-    index.record_invocation(
-        InvocationRow(
-            run_id=outcome.run_id,
-            command=command,
-            started_at_ms=int(outcome.started_at * 1000),
-            ended_at_ms=int(outcome.ended_at * 1000),
-            exit_code=outcome.exit_code,
-            git_branch=git_branch,
-            git_sha=git_sha,
-            ci_provider=ci_provider(env),
-            tags=tuple(tags),
-            tasks=len(rows),
-            cache_hits=sum(1 for r in rows if r.cache in _HIT and r.status is TaskStatus.SUCCESS),
-            failed=sum(1 for r in rows if r.status is TaskStatus.FAILED),
-            skipped=sum(1 for r in rows if r.status is TaskStatus.SKIPPED),
-        ),
-        rows,
+    invocation = InvocationRow(
+        run_id=outcome.run_id,
+        command=command,
+        started_at_ms=int(outcome.started_at * 1000),
+        ended_at_ms=int(outcome.ended_at * 1000),
+        exit_code=outcome.exit_code,
+        git_branch=git_branch,
+        git_sha=git_sha,
+        ci_provider=ci_provider(env),
+        tags=tuple(tags),
+        tasks=len(rows),
+        cache_hits=sum(1 for r in rows if r.cache in _HIT and r.status is TaskStatus.SUCCESS),
+        failed=sum(1 for r in rows if r.status is TaskStatus.FAILED),
+        skipped=sum(1 for r in rows if r.status is TaskStatus.SKIPPED),
     )
+    note = index.recover()
+    if index.off is not None:
+        return note
+    try:
+        index.record_invocation(invocation, rows)
+    except IndexOffError:
+        note = index.recover() or note
+        if index.off is None:
+            index.record_invocation(invocation, rows)
+    return note
 
 
 def keep_failures(cache_dir: Path, plan: RunPlan, outcome: RunOutcome) -> Path | None:

@@ -467,7 +467,10 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
                 return None  # a command's output has no fingerprint
         base, patterns, stops = prepared.cache.output_globs(node)
         outputs = [(p, _fingerprint(p)) for p in _walk_outputs(str(base), patterns, stops)]
-        log = [(str(c.stream), c.text) for c in prepared.cache_index.entry_log(f.key)]
+        chunks = prepared.cache_index.entry_log(f.key)
+        if chunks is None:
+            return None  # a rotten log row: the full path drops the entry next time
+        log = [(str(c.stream), c.text) for c in chunks]
         finished.append(
             (
                 *(node.id.project, node.id.task, f.key, f.saved_ms, f.stored_cpu_ms, log),

@@ -18,6 +18,7 @@ from vx.cache.archive import ArtifactInfo, Recorded
 from vx.cache.index import (
     INDEX_NAME,
     SCHEMA_VERSION,
+    Index,
     IndexStats,
     IndexWriteError,
     InvocationRow,
@@ -270,3 +271,227 @@ def test_two_writer_processes_lose_no_entry_and_never_see_a_lock(tmp_path: Path)
     assert conn.execute("SELECT count(*) FROM runs").fetchone() == (400,)
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     conn.close()
+
+
+def _saved(tmp_path: Path, count: int = 3) -> list[str]:
+    index = open_index(tmp_path)
+    keys = [f"{i:016x}" for i in range(count)]
+    for key in keys:
+        index.put_entry(
+            key,
+            project="p",
+            task="t",
+            artifact=ARTIFACT,
+            log=[LogChunk(Stream.STDOUT, "out\n"), LogChunk(Stream.STDERR, "err\n")],
+        )
+    index.close()
+    return keys
+
+
+def _sql(tmp_path: Path, *statements: str) -> None:
+    conn = sqlite3.connect(tmp_path / INDEX_NAME)
+    for statement in statements:
+        conn.execute(statement)
+    conn.commit()
+    conn.close()
+
+
+def _count(tmp_path: Path, table: str, key: str) -> int:
+    conn = sqlite3.connect(tmp_path / INDEX_NAME)
+    (n,) = conn.execute(f"SELECT count(*) FROM {table} WHERE key = ?", (key,)).fetchone()  # noqa: S608
+    conn.close()
+    return int(n)
+
+
+UNCHECKED = (
+    # the same columns without NOT NULL, so a test can store the NULLs a rotten page can hold
+    "CREATE TABLE e2 AS SELECT * FROM entries",
+    "DROP TABLE entries",
+    "ALTER TABLE e2 RENAME TO entries",
+    "CREATE TABLE s2 AS SELECT * FROM entry_stdout",
+    "DROP TABLE entry_stdout",
+    "ALTER TABLE s2 RENAME TO entry_stdout",
+)
+
+
+@pytest.mark.parametrize(
+    "rot",
+    [
+        "manifest = '{bad'",
+        "manifest = 'null'",
+        'manifest = \'[["dist/a.js", "f"]]\'',
+        "manifest = '" + "[" * 100_000 + "'",
+        "manifest = CAST(x'ff' AS TEXT)",
+        "manifest = x'5b5d'",
+        "manifest = NULL",
+        "size = 'abc'",
+        "size = -1",
+        "size = 1.5",
+        "size = NULL",
+        "digest = NULL",
+        "project = NULL",
+        "task = CAST(x'c3' AS TEXT)",
+        "created_at = 'yesterday'",
+        "last_used_at = NULL",
+        "duration_ms = 'slow'",
+        "cpu_ms = x'00'",
+        "peak_rss_bytes = 2.5",
+    ],
+)
+def test_a_rotten_entry_row_is_a_miss_and_is_dropped(tmp_path: Path, rot: str) -> None:
+    keys = _saved(tmp_path)
+    _sql(tmp_path, *UNCHECKED, f"UPDATE entries SET {rot} WHERE key = '{keys[1]}'")  # noqa: S608
+    index = open_index(tmp_path)
+    assert index.get_entry(keys[1]) is None
+    assert index.off is None
+    assert index.get_entry(keys[0]) is not None
+    assert index.get_entry(keys[2]) is not None
+    index.close()
+    assert _count(tmp_path, "entries", keys[1]) == 0
+    assert _count(tmp_path, "entry_stdout", keys[1]) == 0
+
+
+@pytest.mark.parametrize(
+    "rot",
+    [
+        "stream = 'stdin'",
+        "stream = 1",
+        "stream = NULL",
+        "text = CAST(x'ff' AS TEXT)",
+        "text = x'6f6b'",
+        "text = NULL",
+    ],
+)
+def test_a_rotten_log_row_makes_its_entry_a_miss(tmp_path: Path, rot: str) -> None:
+    keys = _saved(tmp_path)
+    _sql(tmp_path, *UNCHECKED, f"UPDATE entry_stdout SET {rot} WHERE key = '{keys[1]}' AND seq = 1")  # noqa: S608
+    index = open_index(tmp_path)
+    assert index.entry_log(keys[1]) is None
+    assert index.entry_log(keys[0]) == (
+        LogChunk(Stream.STDOUT, "out\n"),
+        LogChunk(Stream.STDERR, "err\n"),
+    )
+    index.close()
+    assert _count(tmp_path, "entries", keys[1]) == 0
+
+
+def test_a_page_found_corrupt_after_open_turns_the_index_off_until_it_is_moved_aside(
+    tmp_path: Path,
+) -> None:
+    keys = _saved(tmp_path, 40)
+    conn = sqlite3.connect(tmp_path / INDEX_NAME)
+    (root,) = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'entries'").fetchone()
+    (page,) = conn.execute("PRAGMA page_size").fetchone()
+    conn.close()
+    with (tmp_path / INDEX_NAME).open("r+b") as db:
+        db.seek((root - 1) * page)
+        db.write(b"\xff" * page)
+
+    index = open_index(tmp_path, now_ms=lambda: 77)
+    assert index.notice is None  # the damage is not where opening looks
+    other_run = sqlite3.connect(tmp_path / INDEX_NAME)  # holds the -wal open past our close
+    other_run.execute("SELECT count(*) FROM meta").fetchone()
+    assert index.get_entry(keys[0]) is None
+    why = index.off
+    assert why is not None
+    assert why.startswith(f"cache index {tmp_path / INDEX_NAME} is damaged (")
+    assert why.endswith("the file moves to cache.db.corrupt-77 when it ends")
+    assert index.get_entry(keys[1]) is None
+    assert index.entry_log(keys[1]) is None
+    with pytest.raises(IndexWriteError):
+        index.put_entry("ffffffffffffffff", project="p", task="t", artifact=ARTIFACT)
+    assert index.announce() == why
+    assert index.announce() is None  # one line per run
+
+    assert index.recover() is None  # told already
+    assert index.off is None
+    assert (tmp_path / f"{INDEX_NAME}.corrupt-77").exists()
+    assert (tmp_path / f"{INDEX_NAME}.corrupt-77-wal").exists()  # its pages go with it
+    other_run.close()
+    index.record_runs([RunRow("r1", "p", "t", TaskStatus.SUCCESS, CacheOutcome.MISS)])
+    index.put_entry(keys[0], project="p", task="t", artifact=ARTIFACT)
+    assert index.get_entry(keys[0]) is not None
+    index.close()
+    conn = sqlite3.connect(tmp_path / INDEX_NAME)
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "DROP TABLE entries",
+        "DROP TABLE entry_stdout",
+        "DROP TABLE entry_inputs",
+        "ALTER TABLE entries DROP COLUMN cpu_ms",
+        "ALTER TABLE entries ADD COLUMN extra TEXT",
+        "ALTER TABLE entries RENAME TO old_entries",
+    ],
+)
+def test_a_table_or_column_gone_is_damage(tmp_path: Path, damage: str) -> None:
+    """Met by a read or by the next save; either way the rest of the run goes without."""
+    keys = _saved(tmp_path)
+    _sql(tmp_path, damage)
+    index = open_index(tmp_path, now_ms=lambda: 5)
+    assert index.notice is None
+    if index.get_entry(keys[0]) is not None and index.entry_log(keys[0]) is not None:
+        with pytest.raises(IndexWriteError):
+            index.put_entry(keys[0], project="p", task="t", artifact=ARTIFACT)
+    assert index.off is not None
+    assert index.get_entry(keys[1]) is None
+    damage_text = index._damage
+    assert index.recover() == (
+        f"cache index {tmp_path / INDEX_NAME} was damaged ({damage_text}); "
+        "moved it to cache.db.corrupt-5 and started an empty one"
+    )
+    assert index.off is None
+    assert (tmp_path / f"{INDEX_NAME}.corrupt-5").exists()
+    index.put_entry(keys[0], project="p", task="t", artifact=ARTIFACT)
+    assert index.get_entry(keys[0]) is not None
+    index.close()
+
+
+def test_a_missing_history_table_met_by_a_write_is_damage(tmp_path: Path) -> None:
+    _saved(tmp_path)
+    _sql(tmp_path, "ALTER TABLE runs DROP COLUMN reason")
+    index = open_index(tmp_path, now_ms=lambda: 9)
+    row = RunRow("r1", "p", "t", TaskStatus.SUCCESS, CacheOutcome.MISS)
+    with pytest.raises(IndexWriteError) as caught:
+        index.record_runs([row])
+    assert "has no column named reason" in str(caught.value)
+    assert index.off is not None
+    assert index.recover() is not None
+    index.record_runs([row])
+    index.close()
+    assert (tmp_path / f"{INDEX_NAME}.corrupt-9").exists()
+
+
+def test_a_file_another_run_already_replaced_is_not_moved_aside(tmp_path: Path) -> None:
+    """Two runs sharing a directory both meet the damage: the second must not move aside the
+    fresh index the first one started."""
+    keys = _saved(tmp_path)
+    _sql(tmp_path, "DROP TABLE entry_stdout")
+    first, second = open_index(tmp_path, now_ms=lambda: 1), open_index(tmp_path, now_ms=lambda: 2)
+    assert first.entry_log(keys[0]) is None
+    assert second.entry_log(keys[0]) is None
+    assert first.recover() is not None
+    first.put_entry(keys[0], project="p", task="t", artifact=ARTIFACT)
+    second.recover()
+    assert not (tmp_path / f"{INDEX_NAME}.corrupt-2").exists()
+    assert first.get_entry(keys[0]) is not None
+    assert second.get_entry(keys[0]) is not None
+    first.close()
+    second.close()
+
+
+def test_an_index_off_from_the_start_answers_nothing() -> None:
+    index = Index.unusable(Path("/nowhere") / INDEX_NAME, "the disk said no")
+    assert (index.notice, index.off) == ("the disk said no", "the disk said no")
+    assert index.get_entry("0123456789abcdef") is None
+    assert index.entry_log("0123456789abcdef") is None
+    assert index.entry_inputs("0123456789abcdef") == ()
+    assert index.announce() is None  # its notice is the one line
+    with pytest.raises(IndexWriteError):
+        index.touch(["0123456789abcdef"])
+    assert index.recover() is None
+    index.close()
