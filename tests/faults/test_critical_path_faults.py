@@ -59,7 +59,6 @@ HOSTILE = {
         )
     ],
 }
-BREAKS_HISTORY = {"table-dropped", "table-reshaped"}
 
 
 def edit(store: Path, statements: list[str]) -> None:
@@ -76,9 +75,8 @@ def test_a_hostile_history_changes_no_result(workspace, vx, tmp_path, case):
 
     r = vx(["run", "build", "--all", "--concurrency=1", "--format=json"], root)
     assert "Traceback" not in r.err, r
-    if case in BREAKS_HISTORY:
-        # The history cannot take this run's rows: one line, and the run's own verdict.
-        assert "vx: failed to write the run history" in r.err, r
+    # A history missing its table is damage: the index is set aside and the run's own
+    # verdict stands, whatever the order could not learn from it.
     r.assert_ok()
     assert statuses(r) == dict.fromkeys(ALL, "success")
     rows = {row["id"]: row for row in r.json()["tasks"]}

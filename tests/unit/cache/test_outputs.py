@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 import pytest
@@ -74,7 +73,7 @@ def test_a_symlinked_dir_on_the_way_is_never_followed(
 ) -> None:
     project, outside = layout
     if (project / link).exists():
-        os.rename(project / link, project / f"{link}.real")
+        (project / link).rename(project / f"{link}.real")
     (project / link).symlink_to(project.parent / target)
     before = files_under(outside)
     selected = output_paths(project, patterns)
@@ -85,7 +84,7 @@ def test_a_symlinked_dir_on_the_way_is_never_followed(
 
 def test_the_link_itself_goes_when_its_glob_holds_it(layout: tuple[Path, Path]) -> None:
     project, outside = layout
-    os.rename(project / "dist", project / "old")
+    (project / "dist").rename(project / "old")
     (project / "dist").symlink_to(outside)
     assert output_paths(project, ["dist/**"]) == ["dist"]
     clean_outputs(project, ["dist/**"])

@@ -411,8 +411,10 @@ def test_workspace_config_refusal_names_the_file(tmp_path: Path) -> None:
             'tasks.build: "exec" appears twice',
         ),
         (
-            '// comments take the second path\n{"tasks": {"b": {"exec": {"command": "a",'
-            ' "env": {"define": {"A": "1", "B": "2", "A": "3"}}}}}}',
+            (
+                '// comments take the second path\n{"tasks": {"b": {"exec": {"command": "a",'
+                ' "env": {"define": {"A": "1", "B": "2", "A": "3"}}}}}}'
+            ),
             'tasks.b.exec.env.define: "A" appears twice',
         ),
         (

@@ -533,8 +533,10 @@ def cached_globs(kind: str, field: str, globs: list[str]) -> dict[str, object]:
 _CLIMB_HINTS = {
     ("inputs", "files"): (
         "project directory",
-        "list files elsewhere in the workspace under inputs.workspaceFiles, "
-        "relative to the workspace root",
+        (
+            "list files elsewhere in the workspace under inputs.workspaceFiles, "
+            "relative to the workspace root"
+        ),
     ),
     ("inputs", "workspaceFiles"): (
         "workspace root",
@@ -542,13 +544,17 @@ _CLIMB_HINTS = {
     ),
     ("outputs", "files"): (
         "project directory",
-        "vx cleans outputs before each run; list outputs elsewhere in the workspace under "
-        "outputs.workspaceFiles, relative to the workspace root",
+        (
+            "vx cleans outputs before each run; list outputs elsewhere in the workspace under "
+            "outputs.workspaceFiles, relative to the workspace root"
+        ),
     ),
     ("outputs", "workspaceFiles"): (
         "workspace root",
-        "vx cleans outputs before each run and never outside the workspace: write the task's "
-        "outputs inside it",
+        (
+            "vx cleans outputs before each run and never outside the workspace: write the task's "
+            "outputs inside it"
+        ),
     ),
 }
 
