@@ -8,8 +8,7 @@ import json
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from vx.cache.indexrows import damaged_schema, entry_from_row, log_from_rows, primary_code
 from vx.cache.key import KeyComponent, Kind
@@ -93,16 +92,14 @@ def _refusal(path: Path, err: sqlite3.Error) -> IndexWriteError:
     return IndexWriteError(code, str(err), str(path))
 
 
-@dataclass(frozen=True, slots=True)
-class LogChunk:
+class LogChunk(NamedTuple):
     """A piece of the log a hit replays, in the order it arrived."""
 
     stream: Stream
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     """An index row: the artifact it points at and what the producing run spent."""
 
     key: str
@@ -116,8 +113,7 @@ class Entry:
     peak_rss_bytes: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class RunRow:
+class RunRow(NamedTuple):
     """One task of one run, executed or replayed (`runs`)."""
 
     run_id: str
@@ -138,8 +134,7 @@ class RunRow:
     reason: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class InvocationRow:
+class InvocationRow(NamedTuple):
     """One run's header (`invocations`): what was typed, where, and how it went."""
 
     run_id: str
@@ -157,8 +152,7 @@ class InvocationRow:
     skipped: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class IndexStats:
+class IndexStats(NamedTuple):
     """What `vx info` counts: entries and the bytes their artifacts hold."""
 
     entries: int

@@ -6,7 +6,6 @@ import contextlib
 import fcntl
 import os
 import stat
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Self
@@ -16,7 +15,7 @@ import xxhash
 from vx.errors import ErrorCode, UserError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from types import TracebackType
 
 NOTICE_AFTER_S = 1.0
@@ -60,9 +59,24 @@ class RunLock:
         self.release()
 
 
+def temp_base(env: Mapping[str, str] = os.environ) -> Path:
+    """The directory `tempfile.gettempdir()` would choose, without importing `tempfile`.
+
+    That import (with `shutil` and `random` behind it) and its probe file cost a warm run more
+    than the lock itself: the first of TMPDIR, TEMP, TMP, /tmp, /var/tmp, /usr/tmp that is a
+    writable directory, else the working directory.
+    """
+    named = [env.get(name) for name in ("TMPDIR", "TEMP", "TMP")]
+    for candidate in (*(n for n in named if n), "/tmp", "/var/tmp", "/usr/tmp"):  # noqa: S108
+        path = Path(candidate)
+        if path.is_dir() and os.access(path, os.W_OK | os.X_OK):
+            return path.absolute()
+    return Path.cwd()
+
+
 def lock_path(root: Path, *, temp_dir: Path | None = None, uid: int | None = None) -> Path:
     """`<tmp>/vx-<uid>/<16 hex of the root's real path>.lock`: one user's, one workspace's."""
-    base = Path(tempfile.gettempdir()) if temp_dir is None else temp_dir
+    base = temp_base() if temp_dir is None else temp_dir
     owner = os.getuid() if uid is None else uid
     name = xxhash.xxh3_64_hexdigest(os.fsencode(os.path.realpath(root)))
     return base / f"vx-{owner}" / f"{name}.lock"

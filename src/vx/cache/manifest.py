@@ -7,14 +7,12 @@ rows, never imports `tarfile` or `zstandard`.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Kind = Literal["file", "dir", "link"]
 
 
-@dataclass(frozen=True, slots=True)
-class Recorded:
+class Recorded(NamedTuple):
     """One path as the artifact holds it; the disk is compared against it for `up-to-date`."""
 
     path: str
@@ -25,8 +23,7 @@ class Recorded:
     target: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class ArtifactInfo:
+class ArtifactInfo(NamedTuple):
     """What the index keeps of an artifact: its bytes' size and xxh3 digest, and its paths."""
 
     size: int

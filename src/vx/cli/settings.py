@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 from vx.cli.parser import Flag, Takes
 
@@ -34,8 +33,7 @@ def output_format(args: ParsedArgs) -> OutputFormat:
     return OutputFormat(args.text(FORMAT_FLAG.dest) or OutputFormat.PRETTY)
 
 
-@dataclass(frozen=True, slots=True)
-class Streams:
+class Streams(NamedTuple):
     """Where a verb writes: stdout carries its product, stderr everything else."""
 
     out: TextIO
@@ -49,23 +47,20 @@ class Streams:
             return False
 
 
-@dataclass(frozen=True, slots=True)
-class HelpSettings:
+class HelpSettings(NamedTuple):
     """`vx help [VERB]`: which page, and whether the environment lets a terminal be painted."""
 
     verb: str | None
     paint_allowed: bool
 
 
-@dataclass(frozen=True, slots=True)
-class VersionSettings:
+class VersionSettings(NamedTuple):
     """`vx version`: the version string to print."""
 
     version: str
 
 
-@dataclass(frozen=True, slots=True)
-class ShowSettings:
+class ShowSettings(NamedTuple):
     """`vx show [TARGET]`: what to show, in which format, from which directory."""
 
     target: str | None

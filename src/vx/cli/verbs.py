@@ -22,11 +22,10 @@ engine modules load inside `execute`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Verb:
+class Verb(NamedTuple):
     """One verb: where it lives, how it is called, and what it does in one line."""
 
     name: str

@@ -9,8 +9,6 @@ the workspace and walk the graph. Everything returns data; events go to the call
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import json
 import os
 import sys
 import time
@@ -130,6 +128,8 @@ def plan_run(options: RunOptions) -> RunPlan:
     snap = git.snapshot(plan.workspace.root, env=env)
     check_outputs(plan)
     keys = derive_keys(plan, files=FileTable(snap), env=env, runtime=RuntimeProbe(env=env))
+    import dataclasses
+
     return dataclasses.replace(plan, keys=keys)
 
 
@@ -201,6 +201,8 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
 
     The caller owns the result's index: `run` closes it, a direct caller calls `close()`.
     """
+    import dataclasses
+
     from vx import git
     from vx.cache.fileids import FileTable
     from vx.cache.index import open_index
@@ -466,6 +468,8 @@ def _write_summary(prepared: PreparedRun, outcome: RunOutcome) -> str | None:
         if summarize
         else prepared.cache_dir / "runs" / f"{outcome.run_id}.json"
     )
+    import json
+
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(summary_document(prepared.plan, outcome), indent=2) + "\n")
