@@ -1,4 +1,4 @@
-"""`vx --version` loads no engine module: start-up is part of every command's cost."""
+"""`vx --version`, `vx help` and a refused flag load no engine module: start-up is every command's cost."""
 
 from __future__ import annotations
 
@@ -23,26 +23,59 @@ ENGINE = (
 _IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", re.MULTILINE)
 
 
-def imported_by(args: list[str], cwd) -> set[str]:
-    """Every module `python -X importtime vx.py ARGS` imported, read from its own report."""
+def imported_by(argv: list[str], cwd) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """The process, and every module `python -X importtime ARGV` imported, from its report."""
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", str(VX), *args],
+        [sys.executable, "-X", "importtime", *argv],
         cwd=cwd,
         env=base_env(),
         capture_output=True,
         text=True,
-        check=True,
+        check=False,
         timeout=60,
     )
-    assert proc.stdout == "vx 0.1.0\n"
-    return set(_IMPORTED.findall(proc.stderr))
+    return proc, set(_IMPORTED.findall(proc.stderr))
 
 
+# The console script pip generates calls this, as `vx.py` does.
+CONSOLE_SCRIPT = "import sys; from vx.cli.entry import entry; sys.argv[0] = 'vx'; entry()"
+
+
+@pytest.mark.parametrize("via", ["vx.py", "console script"])
 @pytest.mark.parametrize("args", [["--version"], ["version"]])
-def test_the_version_loads_no_engine(tmp_path, args):
-    modules = imported_by(args, tmp_path)
+def test_the_version_loads_only_the_package(tmp_path, args, via):
+    argv = [str(VX), *args] if via == "vx.py" else ["-c", CONSOLE_SCRIPT, *args]
+    proc, modules = imported_by(argv, tmp_path)
+    assert proc.stdout == "vx 0.1.0\n"
+    assert "vx.cli.entry" in modules, "the import report was not read"
+    assert sorted(m for m in modules if m == "vx" or m.startswith("vx.")) == [
+        "vx",
+        "vx.cli",
+        "vx.cli.entry",
+    ]
+    _, interpreter = imported_by(["-c", "pass"], tmp_path)  # what site loads on its own
+    assert not {"pathlib", "argparse", "dataclasses", "typing", "asyncio"} & (modules - interpreter)
+
+
+def test_the_console_script_is_the_entry_vx_py_uses():
+    pyproject = (VX.parent / "pyproject.toml").read_text()
+    assert 'vx = "vx.cli.entry:entry"' in pyproject
+
+
+@pytest.mark.parametrize(
+    ("args", "code"), [(["help"], 0), (["--help"], 0), (["run", "--bogus"], 1), (["--bogus"], 1)]
+)
+def test_help_and_a_refused_flag_load_no_engine(tmp_path, args, code):
+    """The help decides its colours with the console (output's lowest module); nothing more."""
+    proc, modules = imported_by([str(VX), *args], tmp_path)
+    assert proc.returncode == code, proc.stderr[-2000:]
     assert "vx.cli.main" in modules, "the import report was not read"
-    loaded = sorted(m for m in modules if m.startswith(ENGINE))
-    assert loaded == []
+    assert (
+        sorted(
+            m
+            for m in modules
+            if m.startswith(ENGINE) and m not in ("vx.output", "vx.output.console")
+        )
+        == []
+    )
     assert "asyncio" not in modules
-    assert "argparse" not in modules

@@ -1,4 +1,4 @@
-"""The `vx` entry point: argv → verb, and the one place errors become exit codes.
+"""`vx` after the version check: argv → verb, and the one place errors become exit codes.
 
 It imports only the standard library, `vx.errors` and the verb table; a verb's module loads
 when that verb runs, so `vx --version` never pays for the engine.
@@ -11,9 +11,10 @@ import importlib
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from vx.cli import verbs
+from vx.cli.entry import silence_stdout
 from vx.errors import ErrorCode, UserError, error_document
 
 if TYPE_CHECKING:
@@ -31,21 +32,6 @@ _NO_FDS = frozenset({errno.EMFILE, errno.ENFILE})
 _META_FLAGS = ("--help", "--version")
 
 
-def entry() -> NoReturn:
-    """The `vx` command: run, flush, and leave without tearing the interpreter down.
-
-    Every file vx writes is closed by then (the index explicitly); what remains is freeing
-    tens of thousands of objects one by one, which costs a warm run tens of milliseconds.
-    """
-    code = main()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            _silence_stdout()
-    os._exit(code)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one `vx` invocation and return its exit code; never raises."""
     from vx.cli.settings import Streams
@@ -61,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        _silence_stdout()
+        silence_stdout()
         return EXIT_OK
     except OSError as e:
         message = _os_refusal(e)
@@ -159,7 +145,7 @@ def _refuse(streams: Streams, code: ErrorCode, message: str, *, json_wanted: boo
         streams.err.write(message + "\n")
         streams.err.flush()
     except BrokenPipeError:
-        _silence_stdout()
+        silence_stdout()
     return EXIT_ERROR
 
 
@@ -169,7 +155,7 @@ def _defect(streams: Streams, error: BaseException, *, json_wanted: bool) -> int
 
         streams.err.write("".join(traceback.format_exception(error)))
     except BrokenPipeError:
-        _silence_stdout()
+        silence_stdout()
     message = (
         f"{ErrorCode.INTERNAL}: vx hit a defect ({type(error).__name__}: {error}); "
         "please report it with the stack above"
@@ -192,13 +178,3 @@ def _os_refusal(error: OSError) -> str | None:
     if error.errno in _DISK_FULL:
         return f"{what} — the disk that path is on is full"
     return f"{what} — a path vx must write is not writable by this user"
-
-
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null, so the interpreter's final flush into a closed pipe is quiet."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
