@@ -9,10 +9,9 @@ flags refuse a dash-led or empty value, and an unknown flag names the nearest on
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NamedTuple, NoReturn, Self
 
 from vx.errors import ErrorCode, UserError
 from vx.util.fuzzy import did_you_mean
@@ -42,11 +41,29 @@ class Number(Enum):
     INT_OR_PERCENT = "int-or-percent"
 
 
-@dataclass(frozen=True, slots=True)
 class Percent:
-    """A `50%` value: a share of the CPUs, resolved by whoever knows the count."""
+    """A `50%` value: a share of the CPUs, resolved by whoever knows the count.
 
+    Not a tuple (a NamedTuple would pass for a repeatable flag's values), and immutable.
+    """
+
+    __slots__ = ("value",)
     value: int
+
+    def __init__(self, value: int) -> None:
+        object.__setattr__(self, "value", value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Percent is immutable: cannot set {name}")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Percent) and other.value == self.value
+
+    def __hash__(self) -> int:
+        return hash(("Percent", self.value))
+
+    def __repr__(self) -> str:
+        return f"Percent({self.value})"
 
     def __str__(self) -> str:
         return f"{self.value}%"
@@ -55,16 +72,7 @@ class Percent:
 FlagValue = bool | str | int | Percent | tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Flag:
-    """One row of a verb's flag table: the parser, the help and the completions read it.
-
-    `bare` is the value an OPTIONAL flag holds when given without `=`. `empty_is_bare` lets
-    `--flag=` act as the bare form; otherwise an empty `=` value is refused, since it is
-    usually an unset shell variable. `no_dash` refuses a space-form value starting with `-`
-    (a swallowed flag, never a real path); the `=` form still takes one.
-    """
-
+class _FlagRow(NamedTuple):
     name: str
     help: str
     takes: Takes = Takes.NOTHING
@@ -77,15 +85,42 @@ class Flag:
     empty_is_bare: bool = False
     no_dash: bool = False
 
-    def __post_init__(self) -> None:
-        if not self.name.startswith("--"):
-            raise ValueError(f"a flag's name starts with --: {self.name}")
-        if self.takes is Takes.NOTHING and (self.choices or self.number):
-            raise ValueError(f"a switch takes no value to check: {self.name}")
-        if self.takes is not Takes.OPTIONAL and (self.bare or self.empty_is_bare):
-            raise ValueError(f"only an optional-value flag has a bare form: {self.name}")
-        if self.choices and self.number:
-            raise ValueError(f"a flag takes choices or a number, not both: {self.name}")
+
+class Flag(_FlagRow):
+    """One row of a verb's flag table: the parser, the help and the completions read it.
+
+    `bare` is the value an OPTIONAL flag holds when given without `=`. `empty_is_bare` lets
+    `--flag=` act as the bare form; otherwise an empty `=` value is refused, since it is
+    usually an unset shell variable. `no_dash` refuses a space-form value starting with `-`
+    (a swallowed flag, never a real path); the `=` form still takes one.
+    """
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        name: str,
+        help: str,  # noqa: A002  the column's name
+        takes: Takes = Takes.NOTHING,
+        metavar: str = "",
+        choices: tuple[str, ...] = (),
+        number: Number | None = None,
+        minimum: int = 0,
+        repeat: bool = False,
+        bare: str = "",
+        empty_is_bare: bool = False,
+        no_dash: bool = False,
+    ) -> Self:
+        if not name.startswith("--"):
+            raise ValueError(f"a flag's name starts with --: {name}")
+        if takes is Takes.NOTHING and (choices or number):
+            raise ValueError(f"a switch takes no value to check: {name}")
+        if takes is not Takes.OPTIONAL and (bare or empty_is_bare):
+            raise ValueError(f"only an optional-value flag has a bare form: {name}")
+        if choices and number:
+            raise ValueError(f"a flag takes choices or a number, not both: {name}")
+        row = (name, help, takes, metavar, choices, number, minimum, repeat, bare)
+        return super().__new__(cls, *row, empty_is_bare, no_dash)
 
     @property
     def dest(self) -> str:
@@ -103,16 +138,14 @@ class Flag:
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
-class Section:
+class Section(NamedTuple):
     """A block of a verb's help after its flags: a heading, then two-column rows."""
 
     heading: str
     rows: tuple[tuple[str, str], ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Command:
+class Command(NamedTuple):
     """A verb's whole argument surface: flags, positional words, `--`, and its help prose.
 
     `most_words` caps the positionals (None: any number, the verb checks); `words` names
@@ -134,8 +167,7 @@ class Command:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedArgs:
+class ParsedArgs(NamedTuple):
     """What one invocation said: positional words, flags given (by dest), forwarded args.
 
     `forwarded` is None when there was no `--`, so a verb can tell `--` with nothing after it
@@ -144,7 +176,7 @@ class ParsedArgs:
 
     verb: str
     words: tuple[str, ...] = ()
-    values: Mapping[str, FlagValue] = field(default_factory=lambda: MappingProxyType({}))
+    values: Mapping[str, FlagValue] = MappingProxyType({})
     forwarded: tuple[str, ...] | None = None
     help: bool = False
 
@@ -302,19 +334,19 @@ def _argparser(command: Command) -> argparse.ArgumentParser:
             flag.name,
             dest=dest,
             action="append" if flag.repeat else "store",
-            type=_Converter(command, flag),
+            type=_Converter(command, flag).convert,
         )
     return parser
 
 
-@dataclass(frozen=True, slots=True)
-class _Converter:
+class _Converter(NamedTuple):
     """argparse `type=`: checks choices and numbers with a message that names the flag."""
 
     command: Command
     flag: Flag
 
-    def __call__(self, text: str) -> str | int | Percent:
+    def convert(self, text: str) -> str | int | Percent:
+        """The value argparse stores for `text`, or a refusal naming the flag."""
         flag = self.flag
         if flag.takes is Takes.OPTIONAL and text == flag.bare:
             return text
