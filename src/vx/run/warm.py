@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
     from vx.cache.index import Index
     from vx.events import Event
+    from vx.git import GitSnapshot
     from vx.run.outcome import RunOutcome
     from vx.run.prepare import PreparedRun, RunOptions
 
@@ -481,7 +482,7 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
         entries.append((f.key, entry.artifact.size, entry.artifact.digest))
     paths.update(dict.fromkeys(_workspace_paths(prepared)))
     paths.update(dict.fromkeys(_git_paths(prepared)))
-    ordered = list(paths)
+    ordered = _unwatched_by_git(list(paths), root, prepared.git)
     fingerprints = [_fingerprint(p) for p in ordered]
     if _racy(fingerprints, prepared.started_ns):
         return None
@@ -514,6 +515,27 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
         "concurrency": prepared.exec_options.concurrency,
         "label": prepared.label,
     }
+
+
+def _unwatched_by_git(paths: list[str], root: str, git: GitSnapshot) -> list[str]:
+    """The paths whose change `git status` would not report, so the replay must `lstat` them.
+
+    A file tracked and clean when the snapshot is taken cannot change without showing up in
+    the status the replay compares byte for byte (git checks its stat data, and re-reads a
+    racily clean entry), so fingerprinting it again costs a stat per input for nothing. What
+    git would not report stays: untracked and modified files (a further edit keeps their
+    status line), paths absent or ignored, directories, and anything outside the work tree.
+    """
+    status = git.status
+    dirty = status.modified | status.deleted | status.untracked
+    index = git.index
+    head = root + os.sep
+    kept = []
+    for path in paths:
+        rel = path[len(head) :] if path.startswith(head) else None
+        if rel is None or rel not in index or rel in dirty:
+            kept.append(path)
+    return kept
 
 
 def _racy(fingerprints: Iterable[Fingerprint], started_ns: int) -> bool:
