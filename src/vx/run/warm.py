@@ -571,7 +571,7 @@ def _walk_outputs(base: str, patterns: Sequence[str], stops: Sequence[str]) -> l
                 and os.path.normpath(os.path.join(rel, d)) not in stop
                 and not os.path.islink(os.path.join(dirpath, d))
             ]
-    return found
+    return list(dict.fromkeys(found))  # the top of a walk is also its first dirpath
 
 
 def _workspace_paths(prepared: PreparedRun) -> list[str]:
