@@ -70,7 +70,7 @@ def plan_view(plan: RunPlan) -> PlanView:
                 project=tid.project,
                 task=tid.task,
                 description=plan.nodes[tid].task.description,
-                key=plan.keys.keys.get(tid),
+                key=plan.keys.keys[tid],
                 status=guess.status,
                 deps=tuple(str(d) for d in plan.graph.deps.get(tid, ())),
                 p50_ms=guess.p50_ms,

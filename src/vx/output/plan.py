@@ -24,7 +24,7 @@ class PlanRow(NamedTuple):
     project: str
     task: str
     description: str | None
-    key: str | None
+    key: str
     status: PlanStatus
     deps: tuple[str, ...]
     p50_ms: float | None = None
@@ -103,13 +103,13 @@ def plan_text(view: PlanView, *, color: bool) -> str:
         look = _LOOKS[row.status]
         glyph = f"{sgr(look.hue)}{look.glyph}{RESET}" if color and look.hue else look.glyph
         line = f"  {glyph}  {row.id.ljust(id_width)}  {look.label.ljust(label_width)}"
-        line += f"  {row.key or '-'}"
+        line += f"  {row.key}"
         if row.p50_ms is not None and row.status in _WOULD_RUN:
             line += f"  ~{format_duration(row.p50_ms)}"
         lines.append(line.rstrip())
         if row.affected is not None:
             via = "".join(f", via {t}" for t in row.affected.via)
-            lines.append(f"{' ' * 7}{' ' * id_width}  affected: {row.affected.change}{via}")
+            lines.append(f"{' ' * (7 + id_width)}affected: {row.affected.change}{via}")
     lines.append("")
     lines.extend(_footer(view, shown))
     return "\n".join(lines) + "\n"
