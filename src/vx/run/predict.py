@@ -79,7 +79,9 @@ def forecast(plan: RunPlan, predictions: Mapping[TaskId, Prediction]) -> Forecas
             cost[tid] = guess.p50_ms
     chains = longest_remaining(plan.order, plan.graph.deps, cost)
     wall = max(chains.values(), default=0.0)
-    return Forecast(wall, sum(cost.values()), unknown, _critical_path(plan, chains, cost, wall))
+    return Forecast(
+        wall, sum(cost.values(), 0.0), unknown, _critical_path(plan, chains, cost, wall)
+    )
 
 
 def _critical_path(
