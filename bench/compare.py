@@ -2,7 +2,7 @@
 """Time vx (and, with --with-turbo, Turborepo) on one generated monorepo.
 
     python3 bench/compare.py [--packages 100] [--with-turbo] [--work DIR]
-                             [--scenarios cold,warm,restore,edit,version,interp]
+                             [--scenarios cold,warm,restore,edit,dry,version,interp]
                              [--runs 7] [--runs-slow 3] [--json FILE]
 
 Stdlib only.  Steps:
@@ -21,6 +21,8 @@ Stdlib only.  Steps:
      restore  `rm -rf packages/*/dist`, then `build`: cache hit + restore (runs times)
      edit     unique line appended to the hot leaf's src/mod0.js, then `build`
               (runs-slow times; the tool is put back to all-cached before each)
+     dry      everything cached, then `build --dry=json`: the plan alone, nothing
+              runs (runs times)
      version  `--version`: bare start-up (runs times)
    vx runs as `PY vx.py run build --all` (PY: --python, default the real
    interpreter behind `python3`), turbo as `turbo run build --ui=stream`.
@@ -64,12 +66,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CHECKOUT = HERE.parent
 TURBO_VERSION = "2.11.11"
-SCENARIOS = ("cold", "warm", "restore", "edit", "version", "interp")
+SCENARIOS = ("cold", "warm", "restore", "edit", "dry", "version", "interp")
 LABELS = {
     "cold": "cold build (no cache, no dist/)",
     "warm": "**warm build, all cached, outputs present**",
     "restore": "warm after `rm -rf packages/*/dist` (restore)",
     "edit": "edit hot leaf `src/mod0.js`, then build",
+    "dry": "`build --dry=json` (plan only, all cached)",
     "version": "`--version` (start-up)",
 }
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -296,6 +299,9 @@ class Tool:
     def build(self) -> list[str]:
         raise NotImplementedError
 
+    def dry(self) -> list[str]:
+        raise NotImplementedError
+
     def version(self) -> list[str]:
         raise NotImplementedError
 
@@ -315,6 +321,9 @@ class Vx(Tool):
 
     def build(self) -> list[str]:
         return [self.python, str(self.vx_py), "run", "build", "--all"]
+
+    def dry(self) -> list[str]:
+        return [*self.build(), "--dry=json"]
 
     def version(self) -> list[str]:
         return [self.python, str(self.vx_py), "--version"]
@@ -341,6 +350,9 @@ class Turbo(Tool):
 
     def build(self) -> list[str]:
         return [str(self.binary), "run", "build", "--ui=stream"]
+
+    def dry(self) -> list[str]:
+        return [str(self.binary), "run", "build", "--dry=json"]
 
     def version(self) -> list[str]:
         return [str(self.binary), "--version"]
@@ -386,9 +398,9 @@ def bench_tool(
     tool.clean()
     if "cold" in scen:
         report("cold", [build("cold", tool.clean, retry=False) for _ in range(runs_slow)])
-    elif scen & {"warm", "restore", "edit"}:
+    elif scen & {"warm", "restore", "edit", "dry"}:
         build("populate", sample=False)
-    if scen & {"warm", "restore", "edit"}:
+    if scen & {"warm", "restore", "edit", "dry"}:
         build("warmup", sample=False)  # also writes vx's bytecode and settles tool metadata
     if "warm" in scen:
         report("warm", [build("warm") for _ in range(runs)])
@@ -412,6 +424,10 @@ def bench_tool(
         hot.write_text(hot_text)
         build("edit-restore", sample=False)
         report("edit", samples, expected=meta["hot_leaf_expected_rebuilds"])
+    if "dry" in scen:
+        log = logdir / f"{tool.name}-dry.log"
+        timed(tool.dry(), repo, env, log)
+        report("dry", [sampler.take(tool.dry(), repo, env, log) for _ in range(runs)])
     if "version" in scen:
         log = logdir / f"{tool.name}-version.log"
         timed(tool.version(), repo, env, log)
@@ -543,7 +559,7 @@ def table(report: dict) -> str:
             "| scenario | " + " | ".join(tools) + (" | vx / turbo |" if len(tools) == 2 else " |")
         )
         lines += [head, "|" + " --- |" * (head.count("|") - 1)]
-        for key in ("cold", "warm", "restore", "edit", "version"):
+        for key in ("cold", "warm", "restore", "edit", "dry", "version"):
             row = [out[t].get(key) for t in tools]
             if not any(row):
                 continue

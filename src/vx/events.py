@@ -30,6 +30,29 @@ class CacheOutcome(StrEnum):
     REMOTE = "remote"
 
 
+class PlanStatus(StrEnum):
+    """What a plan predicts the cache does for a task (`--dry`, `--graph`, `plan_run`)."""
+
+    HIT_LOCAL = "hit-local"  # an entry for its key is in the local cache: it would restore
+    MISS = "miss"  # cached, no entry to read (or reads are off): it would execute and save
+    NO_CACHE = "no-cache"  # no `cache` block, or the run's cache is off: it would execute
+    GROUP = "group"  # runs nothing; stands for its dependencies
+    EXCLUDED = "excluded"  # dropped by --exclude-dependencies: keyed, never run
+
+
+class AffectedReason(NamedTuple):
+    """Why `--affected` kept a task, as a plan shows it.
+
+    `kind` is `input`, `project`, `package`, `named` or `selected`; `change` says what changed
+    and how it reached the task (`packages/lib/src/a.ts changed (an input)`); `via` is the
+    `dependsOn` chain, nearest first, to the task the change reached.
+    """
+
+    kind: str
+    change: str
+    via: tuple[TaskId, ...] = ()
+
+
 class Stream(StrEnum):
     """Which pipe a chunk of task output came from."""
 

@@ -64,3 +64,48 @@ def test_plan_then_run_from_python(workspace, tmp_path: Path) -> None:
     assert doc["second"] == ["up-to-date", "up-to-date"]
     assert {"RunStarted", "TaskStarted", "TaskFinished", "RunFinished"} <= set(doc["events"])
     assert (ws / "packages/b/dist/out.txt").read_text() == "b\n"
+
+
+def docs_example(heading: str) -> str:
+    """The first Python block under `heading` in docs/api.md, as a reader would copy it."""
+    text = (REPO / "docs/api.md").read_text()
+    section = text.split(f"## {heading}\n", 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_plan_example_of_the_docs_runs(workspace, tmp_path: Path) -> None:
+    ws = workspace(tree({"a": ((), {"build": CACHED}), "b": (("a",), {"build": CACHED})}))
+    env = {**base_env(), "HOME": str(tmp_path / "home"), "PYTHONPATH": str(REPO / "src")}
+
+    def example() -> list[str]:
+        proc = subprocess.run(
+            [sys.executable, "-c", docs_example("What a plan predicts")],
+            cwd=ws,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.splitlines()
+
+    before = example()
+    assert [line.split()[:2] for line in before] == [
+        ["a#build", "miss"],
+        ["b#build", "miss"],
+        ["wall", "0ms,"],
+    ]
+    assert before[2] == "wall 0ms, 2 without history"
+    subprocess.run(
+        [sys.executable, str(REPO / "vx.py"), "run", "build", "--all"],
+        cwd=ws,
+        env=env,
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
+    after = example()
+    assert [line.split()[1] for line in after[:2]] == ["hit-local", "hit-local"]
+    assert all("~" in line for line in after[:2])  # history: each build's p50
+    assert after[2] == "wall 0ms, 0 without history"  # hits cost nothing

@@ -31,7 +31,7 @@ _HITS = (CacheOutcome.LOCAL, CacheOutcome.REMOTE, CacheOutcome.UP_TO_DATE)
 _PAIRS_PER_QUERY = 400
 """Two variables a pair: under the 999 that SQLite builds before 3.32 allow a statement."""
 _RECENT_ROWS = 8
-"""How many of a task's newest `runs` rows `recent_durations` looks through."""
+"""How many of a task's newest `runs` rows `recent_durations` and `executed_durations` read."""
 _FOREVER = float("inf")
 
 _SCHEMA = (
@@ -176,6 +176,23 @@ def open_index(directory: Path, *, now_ms: Callable[[], int] = _now_ms) -> Index
     return index
 
 
+def read_index(directory: Path) -> Index | None:
+    """The index in `directory` opened for reading only, for a plan that must write nothing.
+
+    None when there is no `cache.db` there, or one this version cannot read (another schema,
+    a damaged file): a plan then predicts from no entries and no history, where a run would
+    reset or set the file aside.
+    """
+    path = directory / INDEX_NAME
+    if not path.is_file():
+        return None
+    index = Index(path, read_only=True)
+    if index.current():
+        return index
+    index.close()
+    return None
+
+
 class Index:
     """A handle on `cache.db`; each thread that calls it gets its own connection.
 
@@ -183,8 +200,12 @@ class Index:
     transaction: concurrent runs wait their turn instead of failing with "database is locked".
     """
 
-    def __init__(self, path: Path, *, now_ms: Callable[[], int] = _now_ms) -> None:
+    def __init__(
+        self, path: Path, *, now_ms: Callable[[], int] = _now_ms, read_only: bool = False
+    ) -> None:
         self.path = path
+        self.read_only = read_only
+        """Opened by `read_index`: every write is refused before SQLite sees it."""
         self.notice: str | None = None
         self.off: str | None = None
         """Why the index answers nothing for the rest of the run; None while it works."""
@@ -209,10 +230,11 @@ class Index:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(
-                self.path,
+                f"{self.path.as_uri()}?mode=ro" if self.read_only else self.path,
                 timeout=BUSY_TIMEOUT_MS / 1000,
                 isolation_level=None,
                 check_same_thread=False,
+                uri=self.read_only,
             )
             self._local.conn = conn
             with self._lock:
@@ -231,6 +253,8 @@ class Index:
         """
         if self.off is not None:
             raise IndexOffError(errno.EIO, self.off, str(self.path))
+        if self.read_only:
+            raise IndexWriteError(errno.EROFS, "opened for reading only", str(self.path))
         try:
             conn = self._conn()
             conn.execute("BEGIN IMMEDIATE")
@@ -382,6 +406,13 @@ class Index:
                 conn.close()
             self._conns.clear()
         self._local = threading.local()
+
+    def current(self) -> bool:
+        """The file reads as this version's schema (no reset needed); False when unreadable."""
+        try:
+            return _version(self._conn()) == SCHEMA_VERSION
+        except sqlite3.Error:
+            return False
 
     def start(self) -> str | None:
         """`prepare`, remembering which file was opened (see `_set_aside`)."""
@@ -613,6 +644,34 @@ class Index:
                 if isinstance(ms, (int, float)) and 0 <= ms < _FOREVER:
                     out[project, task] = float(ms)
         return out
+
+    def executed_durations(
+        self, ids: Iterable[tuple[str, str]]
+    ) -> dict[tuple[str, str], tuple[float, ...]]:
+        """Each (project, task)'s successful executions among its newest runs, newest first, ms.
+
+        What a plan's `~p50` is taken over: `recent_durations`' window through `runs_by_task`,
+        hits left out (a restore says nothing about what executing costs) and failures too. A
+        task that never executed successfully in that window is absent.
+        """
+        wanted = list(dict.fromkeys(ids))
+        out: dict[tuple[str, str], list[float]] = {}
+        conn = self._conn()
+        for start in range(0, len(wanted), _PAIRS_PER_QUERY):
+            chunk = wanted[start : start + _PAIRS_PER_QUERY]
+            values = ", ".join(["(?, ?)"] * len(chunk))
+            rows = conn.execute(
+                f"WITH want(project, task) AS (VALUES {values})"  # noqa: S608  placeholders only
+                " SELECT r.project, r.task, r.duration_ms FROM want JOIN runs AS r"
+                " ON r.id IN (SELECT id FROM runs WHERE project = want.project"
+                f" AND task = want.task ORDER BY id DESC LIMIT {_RECENT_ROWS})"
+                " WHERE r.status = ? AND r.cache_hit = 0 ORDER BY r.id DESC",
+                (*(part for pair in chunk for part in pair), str(TaskStatus.SUCCESS)),
+            )
+            for project, task, ms in rows:
+                if isinstance(ms, (int, float)) and 0 <= ms < _FOREVER:
+                    out.setdefault((project, task), []).append(float(ms))
+        return {pair: tuple(values) for pair, values in out.items()}
 
 
 def _version(conn: sqlite3.Connection) -> int | None:

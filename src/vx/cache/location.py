@@ -72,12 +72,15 @@ def default_store(identity: str, *, home: Path) -> Path:
     return home / ".vx" / store_id(identity) / "cache"
 
 
-def remembered_identity(common_dir: Path, *, home: Path, compute: Callable[[], str]) -> str:
+def remembered_identity(
+    common_dir: Path, *, home: Path, compute: Callable[[], str], keep: bool = True
+) -> str:
     """The repository identity for a clone, computed once and kept under `~/.vx/clones/`.
 
     Finding the root commit costs a git process; a clone's root commit never changes, so a
     warm run reads one small file instead. A shallow clone's answer names its git dir and is
-    not kept, since deepening the clone changes it.
+    not kept, since deepening the clone changes it; nor is any answer with `keep=False` (a
+    plan writes nothing).
     """
     real = os.path.realpath(common_dir)
     memo = home / ".vx" / "clones" / store_id(real)
@@ -88,7 +91,7 @@ def remembered_identity(common_dir: Path, *, home: Path, compute: Callable[[], s
     if len(kept) >= 2 and kept[0] == real and kept[1]:
         return kept[1]
     identity = compute()
-    if identity.startswith("root:"):
+    if keep and identity.startswith("root:"):
         with contextlib.suppress(OSError):
             memo.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(memo, f"{real}\n{identity}\n")

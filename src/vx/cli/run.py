@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 CONTINUE_MODES = ("never", "deps-ok", "always")
 OUTPUT_LOGS = ("full", "errors-only", "hash-only", "none")
+DRY_FORMATS = ("text", "json")
 
 COMMAND = Command(
     "run",
@@ -103,6 +104,22 @@ COMMAND = Command(
             empty_is_bare=True,
         ),
         Flag(
+            "--dry",
+            "print every task's key and predicted cache status, and the predicted time;"
+            " run nothing (json: one document on stdout, schemas/plan.json)",
+            Takes.OPTIONAL,
+            choices=DRY_FORMATS,
+            bare="text",
+        ),
+        Flag(
+            "--graph",
+            "print the task graph as Graphviz DOT, coloured by predicted cache status, or"
+            " write it to <path>; run nothing",
+            Takes.OPTIONAL,
+            metavar="<path>",
+            empty_is_bare=True,
+        ),
+        Flag(
             "--tag",
             "label this run in the history (repeatable)",
             Takes.VALUE,
@@ -154,6 +171,8 @@ COMMAND = Command(
                 ("vx run app#test -- --watch", "forward --watch to app's test command"),
                 ("vx run build --all --continue", "surface every failure in one pass"),
                 ("vx run build --force", "rebuild everything and refresh the cache"),
+                ("vx run build --dry", "what would run and what would restore, and how long"),
+                ("vx run build --graph | dot -Tsvg", "draw the task graph"),
             ),
         ),
     ),
@@ -173,6 +192,13 @@ class RunSettings(NamedTuple):
     verbosity: int
     format: OutputFormat
     env: Mapping[str, str]
+    dry: str | None = None
+    graph: str | None = None
+
+    @property
+    def plans(self) -> bool:
+        """`--dry` or `--graph`: plan, print, and run nothing."""
+        return self.dry is not None or self.graph is not None
 
 
 def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
@@ -188,6 +214,9 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
     amount = args.amount("concurrency")
     fmt = output_format(args)
     summarize = args.text("summarize") if args.given("summarize") else None
+    dry = args.text("dry")
+    graph = args.text("graph")
+    _refuse_planning_clashes(dry, graph, summarize=summarize, fmt=fmt)
     options = RunOptions(
         tasks=args.words,
         cwd=cwd,
@@ -216,7 +245,30 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
         verbosity=args.integer("verbosity") or 0,
         format=fmt,
         env=env,
+        dry=dry,
+        graph=graph,
     )
+
+
+def _refuse_planning_clashes(
+    dry: str | None, graph: str | None, *, summarize: str | None, fmt: OutputFormat
+) -> None:
+    """`--dry` and `--graph` each run nothing: with each other, with a flag that writes about
+    a run, or with another product on stdout, one of the two asks is refused."""
+    if dry is not None and graph is not None:
+        raise UserError(ErrorCode.USAGE, "--dry and --graph both plan without running: pick one")
+    planner = "--dry" if dry is not None else "--graph" if graph is not None else None
+    if planner is None:
+        return
+    if summarize is not None:
+        msg = f"--summarize writes about a run, and {planner} runs nothing: drop one of them"
+        raise UserError(ErrorCode.USAGE, msg)
+    if fmt is OutputFormat.JSON and dry == "text":
+        msg = "--format json prints a run's summary; for the plan as JSON use --dry=json"
+        raise UserError(ErrorCode.USAGE, msg)
+    if fmt is OutputFormat.JSON and graph == "":
+        msg = "--format json and a bare --graph both print on stdout: write --graph=<path>"
+        raise UserError(ErrorCode.USAGE, msg)
 
 
 def args_words(args: ParsedArgs) -> tuple[str, ...]:
@@ -261,6 +313,14 @@ def execute(settings: RunSettings, streams: Streams) -> int:
 
     env = settings.env
     json_out = settings.format is OutputFormat.JSON
+    if settings.plans:
+        from vx.cli.dry import plan_and_print
+
+        wants_json = settings.dry == "json"
+        planning = settings.options._replace(
+            pick=lambda ws, cwd: _pick(ws, cwd, json_out=wants_json, streams=streams)
+        )
+        return plan_and_print(planning, settings, streams)
     out = Console.for_stream(streams.err if json_out else streams.out, env=env)
     err = Console.for_stream(streams.err, env=env)
     ci = env.get("CI", "").strip().lower() not in ("", "0", "false")

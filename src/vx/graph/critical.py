@@ -34,8 +34,8 @@ def estimate_costs(
     by_name: dict[str, list[float]] = {}
     for tid, ms in recorded.items():
         by_name.setdefault(tid.task, []).append(ms)
-    overall = _median(list(recorded.values())) if recorded else UNKNOWN_MS
-    name_medians = {name: _median(values) for name, values in by_name.items()}
+    overall = median(list(recorded.values())) if recorded else UNKNOWN_MS
+    name_medians = {name: median(values) for name, values in by_name.items()}
     return {
         tid: recorded[tid] if tid in recorded else name_medians.get(tid.task, overall)
         for tid in tasks
@@ -64,7 +64,8 @@ def longest_remaining(
     return priority
 
 
-def _median(values: list[float]) -> float:
+def median(values: list[float]) -> float:
+    """The middle of `values` (the mean of the two middles for an even count); not empty."""
     ordered = sorted(values)
     mid = len(ordered) // 2
     if len(ordered) % 2:

@@ -6,16 +6,21 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from vx.events import PlanStatus
 from vx.graph.select import forward_targets, surfaced_tasks
 from vx.run.forward import append_args
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from vx.events import AffectedReason
     from vx.graph.model import TaskGraph
     from vx.ids import TaskId
+    from vx.run.cachespec import CacheAxes
     from vx.run.keys import KeySet
     from vx.workspace.model import Project, TaskDef, Workspace
+
+_WOULD_RUN = frozenset({PlanStatus.MISS, PlanStatus.NO_CACHE})
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,10 +47,46 @@ class PlanNode:
 
 
 @dataclass(frozen=True, slots=True)
+class Prediction:
+    """What `plan_run` expects of one task: its cache status, and what it usually costs.
+
+    `p50_ms` is the median of its recent successful executions in the history (hits left
+    out), None without any; `affected` is why `--affected` kept it, None otherwise.
+    """
+
+    status: PlanStatus
+    p50_ms: float | None = None
+    affected: AffectedReason | None = None
+
+    @property
+    def would_run(self) -> bool:
+        """The task would execute its command (a miss or an uncached task)."""
+        return self.status in _WOULD_RUN
+
+
+@dataclass(frozen=True, slots=True)
+class Forecast:
+    """The run's predicted cost, from the would-run tasks' history.
+
+    `wall_ms` is the longest dependency chain of would-run cost (hits and tasks without
+    history weigh nothing), `work_ms` their sum, `unknown` how many would-run tasks have no
+    history, and `critical_path` the would-run tasks with history on that chain,
+    dependencies first. All are lower bounds when `unknown` is not 0.
+    """
+
+    wall_ms: float
+    work_ms: float
+    unknown: int
+    critical_path: tuple[TaskId, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class RunPlan:
     """The frozen plan: graph, nodes in a stable topological order, and the projects covered.
 
     `keys` is every task's cache key once the plan has been keyed (`plan_run`, `prepare_run`).
+    `plan_run` also predicts: each task's `predictions` under the cache `axes` the options
+    resolve to, and the `forecast` (None when the history could not be read).
     """
 
     workspace: Workspace
@@ -54,6 +95,9 @@ class RunPlan:
     order: tuple[TaskId, ...]
     projects_in_run: int
     keys: KeySet | None = None
+    predictions: Mapping[TaskId, Prediction] | None = None
+    forecast: Forecast | None = None
+    axes: CacheAxes | None = None
 
     def real(self) -> tuple[PlanNode, ...]:
         """The nodes that are work (no groups), in order: what rows and counters speak of."""

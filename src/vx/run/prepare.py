@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from vx.cache.index import Index
+    from vx.cache.location import CacheLocation
     from vx.events import Event, Notice
     from vx.git import GitSnapshot
     from vx.run.context import ExecOptions
@@ -111,26 +112,102 @@ def _cwd(options: RunOptions) -> Path:
     return Path.cwd() if options.cwd is None else Path(options.cwd)
 
 
-def plan_run(options: RunOptions) -> RunPlan:
-    """Load the workspace, select and build the graph, and key every task; run nothing.
+def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
+    """Load the workspace, select, build the graph, key every task and predict; run nothing.
 
-    The plan's `keys` are filled in, so a caller can say what would hit before a run.
+    The plan's `keys` are the ones a run derives, and its `predictions` say what that run's
+    cache would do under the same cache flags: the index is opened for reading only, and
+    nothing is written (no entry, no history row, no warm-path snapshot, no output cleaned).
     """
+    from vx import git
+    from vx.cache.index import INDEX_NAME, read_index
+    from vx.run.cachespec import resolve_axes
+    from vx.run.predict import predict
     from vx.util.stopwatch import Stopwatch
 
-    plan, _ = _plan(options, Stopwatch())
+    watch = watch or Stopwatch()
+    env = _env(options)
+    axes = resolve_axes(options.cache, no_cache=options.no_cache, force=options.force)
+    plan, _ = _plan(options, watch)
+    snap = git.snapshot(plan.workspace.root, env=env)
+    location = _locate(options, plan.workspace, snap, keep=False)
+    keys = _keys(plan, snap, location, env)
+    index = read_index(location.store)
+    try:
+        history = _history(index, plan, absent=not (location.store / INDEX_NAME).exists())
+        planned = predict(
+            plan,
+            keys,
+            axes,
+            has_entry=lambda key: index is not None and index.get_entry(key) is not None,
+            history=history,
+        )
+    finally:
+        if index is not None:
+            index.close()
+    watch.mark("git, keys, predict")
+    return planned
+
+
+def _history(
+    index: Index | None, plan: RunPlan, *, absent: bool
+) -> dict[tuple[str, str], tuple[float, ...]] | None:
+    """Each real task's recent successful execution times; {} with no index yet, None when the
+    history is there but cannot be read (a plan then forecasts nothing)."""
+    import sqlite3  # loaded with the index; named for its error type
+
+    if index is None:
+        return {} if absent else None
+    ids = [(t.project, t.task) for t in plan.order if not plan.nodes[t].task.is_group]
+    try:
+        return index.executed_durations(ids)
+    except sqlite3.Error:
+        return None
+
+
+def _locate(
+    options: RunOptions, ws: Workspace, snap: GitSnapshot, *, keep: bool = True
+) -> CacheLocation:
+    """Where the run's cache lives; `keep=False` finds it without remembering anything."""
     from vx import git
+    from vx.cache.location import remembered_identity, resolve_location
+
+    env = _env(options)
+    home = Path(env.get("HOME") or Path.home())
+    return resolve_location(
+        root=ws.root,
+        identity=lambda: remembered_identity(
+            snap.common_dir,
+            home=home,
+            compute=lambda: git.root_commits(snap, env=env),
+            keep=keep,
+        ),
+        home=home,
+        cwd=_cwd(options),
+        flag=options.cache_dir,
+        config=ws.config,
+        env=env,
+    )
+
+
+def _keys(
+    plan: RunPlan, snap: GitSnapshot, location: CacheLocation, env: Mapping[str, str]
+) -> KeySet:
+    """Every task's key; a cache kept inside the work tree is no input of the root project."""
     from vx.cache.fileids import FileTable
     from vx.cache.runtime import RuntimeProbe
     from vx.run.keys import check_outputs, derive_keys
 
-    env = _env(options)
-    snap = git.snapshot(plan.workspace.root, env=env)
     check_outputs(plan)
-    keys = derive_keys(plan, files=FileTable(snap), env=env, runtime=RuntimeProbe(env=env))
-    import dataclasses
-
-    return dataclasses.replace(plan, keys=keys)
+    root = plan.workspace.root
+    inside = [
+        os.path.relpath(d, root)
+        for d in {location.store, location.directory}
+        if str(d).startswith(str(root) + os.sep)
+    ]
+    return derive_keys(
+        plan, files=FileTable(snap, exclude=inside), env=env, runtime=RuntimeProbe(env=env)
+    )
 
 
 def _plan(options: RunOptions, watch: Stopwatch) -> tuple[RunPlan, tuple[str, ...]]:
@@ -204,14 +281,11 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     import dataclasses
 
     from vx import git
-    from vx.cache.fileids import FileTable
     from vx.cache.index import open_index
-    from vx.cache.location import ensure_writable, remembered_identity, resolve_location
-    from vx.cache.runtime import RuntimeProbe
+    from vx.cache.location import ensure_writable
     from vx.cache.store import Store
     from vx.events import Notice
     from vx.run.cachespec import names_remote, resolve_axes
-    from vx.run.keys import check_outputs, derive_keys
     from vx.run.localcache import LocalCache
     from vx.util.stopwatch import Stopwatch
 
@@ -223,29 +297,9 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     plan, modules = _plan(options, watch)
     ws = plan.workspace
     exec_options = _exec_options(options, ws, env)
-    root = ws.root
-    snap = git.snapshot(root, env=env)
-    check_outputs(plan)
-    home = Path(env.get("HOME") or Path.home())
-    location = resolve_location(
-        root=root,
-        identity=lambda: remembered_identity(
-            snap.common_dir, home=home, compute=lambda: git.root_commits(snap, env=env)
-        ),
-        home=home,
-        cwd=cwd,
-        flag=options.cache_dir,
-        config=ws.config,
-        env=env,
-    )
-    inside = [
-        os.path.relpath(d, root)
-        for d in {location.store, location.directory}
-        if str(d).startswith(str(root) + os.sep)
-    ]
-    keys = derive_keys(
-        plan, files=FileTable(snap, exclude=inside), env=env, runtime=RuntimeProbe(env=env)
-    )
+    snap = git.snapshot(ws.root, env=env)
+    location = _locate(options, ws, snap)
+    keys = _keys(plan, snap, location, env)
     ensure_writable(location.store)
     index = open_index(location.store)
     notices: list[Notice] = []

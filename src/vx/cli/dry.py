@@ -1,0 +1,91 @@
+"""`vx run --dry` and `--graph`: plan through the engine, then print the plan or its graph."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vx.errors import ErrorCode, UserError
+
+if TYPE_CHECKING:
+    from vx.cli.run import RunSettings
+    from vx.cli.settings import Streams
+    from vx.output.plan import PlanView
+    from vx.run.plan import RunPlan
+    from vx.run.prepare import RunOptions
+
+
+def plan_and_print(options: RunOptions, settings: RunSettings, streams: Streams) -> int:
+    """Plan what `options` would run and print it the way the flags ask; exit code 0."""
+    from vx.output.console import Console
+    from vx.output.plan import plan_document, plan_dot, plan_text
+    from vx.run.prepare import plan_run
+    from vx.util.stopwatch import Stopwatch
+
+    watch = Stopwatch()
+    view = plan_view(plan_run(options, watch=watch))
+    if options.timing:
+        streams.err.write(watch.table())
+    if settings.graph is not None:
+        dot = plan_dot(view)
+        if not settings.graph:
+            Console.for_stream(streams.out, env=settings.env).write(dot)
+            return 0
+        target = _write_graph(Path(options.cwd or Path.cwd()) / settings.graph, dot)
+        streams.err.write(f"[vx] task graph written to {target}\n")
+        return 0
+    out = Console.for_stream(streams.out, env=settings.env)
+    if settings.dry == "json":
+        out.write(json.dumps(plan_document(view), indent=2) + "\n")
+    else:
+        out.write(plan_text(view, color=out.color))
+    return 0
+
+
+def _write_graph(target: Path, dot: str) -> Path:
+    """Write the DOT file, making its directory; a path the disk refuses is one line."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(dot, encoding="utf-8")
+    except OSError as error:
+        reason = error.strerror or str(error)
+        msg = f"--graph: cannot write {target}: {reason}; name a file in a writable directory"
+        raise UserError(ErrorCode.FS, msg) from None
+    return target
+
+
+def plan_view(plan: RunPlan) -> PlanView:
+    """The engine's plan as the output layer renders it: ids as text, predictions per row."""
+    from vx.output.plan import PlanForecast, PlanRow, PlanView
+
+    if plan.keys is None or plan.predictions is None or plan.axes is None:
+        raise AssertionError("plan_run keys and predicts every plan it returns")
+    rows: list[PlanRow] = []
+    for tid in plan.order:
+        guess = plan.predictions[tid]
+        rows.append(
+            PlanRow(
+                id=str(tid),
+                project=tid.project,
+                task=tid.task,
+                description=plan.nodes[tid].task.description,
+                key=plan.keys.keys[tid],
+                status=guess.status,
+                deps=tuple(str(d) for d in plan.graph.deps.get(tid, ())),
+                p50_ms=guess.p50_ms,
+                affected=guess.affected,
+            )
+        )
+    outlook = plan.forecast
+    forecast = (
+        None
+        if outlook is None
+        else PlanForecast(
+            outlook.wall_ms,
+            outlook.work_ms,
+            outlook.unknown,
+            tuple(str(t) for t in outlook.critical_path),
+        )
+    )
+    return PlanView(tuple(rows), forecast, reads=plan.axes.local_read, writes=plan.axes.local_write)
