@@ -31,6 +31,7 @@ ARTIFACT_SUFFIX = ".tar.zst"
 _KEY = re.compile(r"[0-9a-f]{16}")
 _RENEW_AFTER_S = 3600.0
 _CHUNK = 1 << 20
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class SaveFailed(Exception):  # noqa: N818  it reads as what happened to the save
@@ -156,12 +157,28 @@ class Store:
 
     @staticmethod
     def _open(path: Path) -> IO[bytes]:
+        """Open an artifact for reading, or raise CorruptArtifact; never block, never follow.
+
+        Something else in an artifact's place (a fifo, whose open would wait for a writer
+        forever while this run holds the workspace lock; a directory; a symlink, perhaps to
+        `/dev/zero`) is a miss: vx only ever puts regular files there.
+        """
         try:
-            return path.open("rb")
+            fd = os.open(path, _OPEN_FLAGS)
         except FileNotFoundError as err:
             raise CorruptArtifact(str(path), "missing") from err
         except OSError as err:
             raise CorruptArtifact(str(path), f"unreadable ({_reason(err)})") from err
+        try:
+            regular = stat.S_ISREG(os.fstat(fd).st_mode)
+            if regular:
+                os.set_blocking(fd, True)
+                return os.fdopen(fd, "rb")
+        except OSError as err:
+            os.close(fd)
+            raise CorruptArtifact(str(path), f"unreadable ({_reason(err)})") from err
+        os.close(fd)
+        raise CorruptArtifact(str(path), "not a regular file")
 
 
 def _reason(err: OSError) -> str:
