@@ -117,6 +117,18 @@ class Store:
             extract_archive(fh, str(path), project_dir, expected)
         self.renew(key)
 
+    def verify(self, key: str, expected: ArtifactInfo) -> None:
+        """Read `key`'s artifact through and raise CorruptArtifact unless it is `expected`.
+
+        For an entry whose outputs are up to date without a byte read: an empty manifest
+        proves nothing on its own, since emptying a row's manifest would make any entry look
+        so.
+        """
+        from vx.cache.archive import check_recorded
+
+        check_recorded(self.describe(key).info, expected, str(self.artifact(key)))
+        self.renew(key)
+
     def describe(self, key: str) -> Described:
         """Read an artifact whole (its size, digest, paths and meta) to index it again."""
         from vx.cache.archive import inspect_archive
@@ -137,9 +149,18 @@ class Store:
                 os.utime(path, (now, now))
 
     def discard(self, key: str) -> None:
-        """Remove an artifact that failed to restore, so the next save of its key lands."""
-        with contextlib.suppress(OSError):
-            self.artifact(key).unlink(missing_ok=True)
+        """Remove an artifact that failed to restore, so the next save of its key lands.
+
+        An empty directory in an artifact's place goes too; anything holding files stays.
+        """
+        path = self.artifact(key)
+        try:
+            path.unlink(missing_ok=True)
+        except IsADirectoryError:
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        except OSError:
+            return
 
     def up_to_date(
         self, project_dir: Path, info: ArtifactInfo, present: Iterable[str] | None = None

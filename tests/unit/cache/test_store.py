@@ -381,6 +381,7 @@ def test_anything_but_a_regular_file_in_an_artifacts_place_is_a_miss_never_a_wai
         for call in (
             lambda: store.restore(sys.argv[2], Path(sys.argv[3]), info),
             lambda: store.describe(sys.argv[2]),
+            lambda: store.verify(sys.argv[2], info),
         ):
             try:
                 call()
@@ -396,6 +397,6 @@ def test_anything_but_a_regular_file_in_an_artifacts_place_is_a_miss_never_a_wai
     out, err = child.communicate(timeout=60)
     assert child.returncode == 0, err
     reasons = out.splitlines()
-    assert len(reasons) == 2, out + err
+    assert len(reasons) == 3, out + err
     assert set(reasons) <= {"not a regular file", "unreadable (ELOOP)"}, reasons
     assert [p.name for p in project.iterdir()] == ["dist"]
