@@ -63,9 +63,6 @@ def _recorded(row: object) -> Recorded:
         msg = f"not a manifest row: {row!r}"
         raise ValueError(msg)
     path, tag = row[0], row[1]
-    if normalize(path) != path:
-        msg = f"not a manifest path: {path!r}"
-        raise ValueError(msg)
     if tag == "f" and len(row) == 5 and _counts(row[2], row[3]) and isinstance(row[4], str):
         return Recorded(path, "file", row[2], row[3], row[4])
     if tag == "d" and len(row) == 3 and _counts(row[2]):

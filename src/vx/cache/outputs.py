@@ -83,6 +83,8 @@ def undeclared(
     held: set[str] = set()
     dirs: list[str] = []
     for entry in recorded:
+        if not _root_relative(entry.path):
+            return entry.path
         if entry.kind == "dir":
             dirs.append(entry.path)
             continue
@@ -96,6 +98,12 @@ def undeclared(
         if path not in held and not _selects(matcher, starts, stops, path, leaf_is_dir=True):
             return path
     return None
+
+
+def _root_relative(path: str) -> bool:
+    """Whether `path` is in the one spelling a save records: no `/` at either end, no `.`,
+    `..` or empty segment."""
+    return all(part not in ("", ".", "..") for part in path.split("/"))
 
 
 def _selects(

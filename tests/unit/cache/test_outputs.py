@@ -149,6 +149,9 @@ def _rec(path: str, kind: str = "file") -> Recorded:
         (["**/*.js"], [], [("lib/node_modules/x.js", "file")], "lib/node_modules/x.js"),
         (["**/*.js"], [], [(".git/hooks/x.js", "file")], ".git/hooks/x.js"),
         (["node_modules/.cache/**"], [], [("node_modules/.cache/a", "file")], None),
+        (["dist/**"], [], [("dist/../src/x", "file")], "dist/../src/x"),
+        (["**"], [], [("/etc/passwd", "file")], "/etc/passwd"),
+        (["dist/**"], [], [("dist//a", "file")], "dist//a"),
     ],
     ids=[
         "declared",
@@ -166,6 +169,9 @@ def _rec(path: str, kind: str = "file") -> Recorded:
         "under-node-modules",
         "under-git",
         "node-modules-as-the-walk-start",
+        "dot-dot",
+        "absolute",
+        "empty-segment",
     ],
 )
 def test_undeclared_names_what_the_outputs_would_never_have_saved(
