@@ -31,6 +31,8 @@ ARTIFACT_FORMAT = 1
 _FORMAT_HEADER = "VX.format"
 _META_HEADER = "VX.meta"
 _CHUNK = 1 << 20
+_HEAD_LIMIT = 1 << 20
+"""More than this before the first member: no archive of a lone header, whatever it is."""
 _MAX_LINK_HOPS = 40
 _LEVEL = 3
 
@@ -180,15 +182,26 @@ def extract_archive(src: IO[bytes], label: str, root: Path, expected: ArtifactIn
     except Blocked as err:
         raise CorruptArtifact(label, err.reason, blocked=True) from err
     try:
-        expect = {r.path: r for r in expected.manifest} if expected.manifest else None
-        described = _read(src, label, staging, expect)
-        if (described.info.size, described.info.digest) != (expected.size, expected.digest):
-            raise CorruptArtifact(label, "size or digest differs from the index")
+        described = _read(src, label, staging, {r.path: r for r in expected.manifest})
+        check_recorded(described.info, expected, label)
         staging.commit([(r.path, r.mode) for r in described.info.manifest if r.kind == "dir"])
     except Blocked as err:
         raise CorruptArtifact(label, err.reason, blocked=True) from err
     finally:
         staging.close()
+
+
+def check_recorded(found: ArtifactInfo, expected: ArtifactInfo, label: str) -> None:
+    """Raise CorruptArtifact unless an artifact read whole is what its index row says.
+
+    Its bytes (size and digest) and its members, each with its kind, mode, size, digest or
+    target: a row whose manifest was emptied or edited describes another entry than its
+    artifact, and is as corrupt as an artifact cut short.
+    """
+    if (found.size, found.digest) != (expected.size, expected.digest):
+        raise CorruptArtifact(label, "size or digest differs from the index")
+    if set(found.manifest) != set(expected.manifest):
+        raise CorruptArtifact(label, "members differ from what the index recorded")
 
 
 def _read(
@@ -199,17 +212,22 @@ def _read(
 ) -> Described:
     """Stream an artifact through the validator (and into `staging`), hashing every byte.
 
-    With `expect` (the index's manifest), a member the index never recorded is refused before
-    a byte of it is written: a stored artifact cannot grow into more than its row promised.
+    With `expect` (the index's manifest, empty for an entry that recorded nothing), a member
+    the index never recorded is refused before a byte of it is written: a stored artifact
+    cannot grow into more than its row promised.
     """
     tap = _Tap(src)
     kinds: dict[tuple[str, ...], str] = {}
     recorded: list[Recorded] = []
     try:
         reader = zstandard.ZstdDecompressor().stream_reader(cast("IO[bytes]", tap), closefd=False)
-        with tarfile.open(fileobj=reader, mode="r|") as tar:
-            meta = _meta(tar, label)
-            recorded.extend(_member(tar, m, label, kinds, staging, expect) for m in tar)
+        head = _Head(reader)
+        try:
+            with tarfile.open(fileobj=cast("IO[bytes]", head), mode="r|") as tar:
+                meta = _meta(tar.pax_headers, label)
+                recorded.extend(_member(tar, m, label, kinds, staging, expect) for m in tar)
+        except tarfile.ReadError:
+            meta = _meta(_lone_header(head), label)
         tap.drain()
     except (CorruptArtifact, Blocked):
         raise
@@ -222,12 +240,59 @@ def _read(
     return Described(ArtifactInfo(tap.size, tap.digest(), tuple(recorded)), meta)
 
 
-def _meta(tar: tarfile.TarFile, label: str) -> str:
-    version = tar.pax_headers.get(_FORMAT_HEADER)
+def _meta(headers: Mapping[str, str], label: str) -> str:
+    version = headers.get(_FORMAT_HEADER)
     if version != str(ARTIFACT_FORMAT):
         reason = f"artifact format {version}, this vx reads {ARTIFACT_FORMAT}"
         raise CorruptArtifact(label, reason)
-    return tar.pax_headers.get(_META_HEADER, "")
+    return headers.get(_META_HEADER, "")
+
+
+class _Head:
+    """Passes a tar stream on, keeping its first `_HEAD_LIMIT` bytes for `_lone_header`."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw = raw
+        self.kept = bytearray()
+        self.overflow = False
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.raw.read(n)
+        if len(self.kept) + len(data) <= _HEAD_LIMIT:
+            self.kept += data
+        else:
+            self.overflow = True
+        return data
+
+
+def _lone_header(head: _Head) -> dict[str, str]:
+    """The pax records of an archive holding its global header and nothing else.
+
+    That is the artifact of a task whose outputs matched no file, and `tarfile` cannot read
+    it (it wants a member after a global header). Anything else raises ReadError again.
+    """
+    while head.read(_CHUNK):
+        pass
+    data = bytes(head.kept)
+    if head.overflow or len(data) < tarfile.BLOCKSIZE:
+        raise tarfile.ReadError("not an archive")
+    info = tarfile.TarInfo.frombuf(data[: tarfile.BLOCKSIZE], "utf-8", "surrogateescape")
+    end = tarfile.BLOCKSIZE * (1 + -(-info.size // tarfile.BLOCKSIZE))
+    if info.type != tarfile.XGLTYPE or len(data) < end or data[end:].strip(b"\0"):
+        raise tarfile.ReadError("a member that cannot be read")
+    records: dict[str, str] = {}
+    raw = data[tarfile.BLOCKSIZE : tarfile.BLOCKSIZE + info.size]
+    at = 0
+    while at < len(raw):
+        space = raw.index(b" ", at)
+        length = int(raw[at:space])
+        record = raw[space + 1 : at + length]
+        if length <= space - at or not record.endswith(b"\n"):
+            raise tarfile.ReadError("a pax record that cannot be read")
+        name, _, value = record[:-1].partition(b"=")
+        records[name.decode("utf-8")] = value.decode("utf-8", "surrogateescape")
+        at += length
+    return records
 
 
 _REFUSED_TYPES = {

@@ -43,16 +43,35 @@ class ArtifactInfo(NamedTuple):
 
     @staticmethod
     def parse_manifest(text: str) -> tuple[Recorded, ...]:
-        out: list[Recorded] = []
-        for row in json.loads(text):
-            path, tag = str(row[0]), row[1]
-            if tag == "f":
-                out.append(Recorded(path, "file", int(row[2]), int(row[3]), str(row[4])))
-            elif tag == "d":
-                out.append(Recorded(path, "dir", int(row[2])))
-            else:
-                out.append(Recorded(path, "link", target=str(row[2])))
-        return tuple(out)
+        """The rows `manifest_json` wrote; ValueError for anything else (a `{}`, a short row).
+
+        An index row is data anyone with the store can edit: a shape vx never writes must not
+        read as some other manifest, an empty one above all.
+        """
+        rows = json.loads(text)
+        if not isinstance(rows, list):
+            msg = "a manifest is a list of rows"
+            raise ValueError(msg)  # noqa: TRY004  the index reader catches ValueError
+        return tuple(_recorded(row) for row in rows)
+
+
+def _recorded(row: object) -> Recorded:
+    if not isinstance(row, list) or len(row) < 3 or not isinstance(row[0], str):
+        msg = f"not a manifest row: {row!r}"
+        raise ValueError(msg)
+    path, tag = row[0], row[1]
+    if tag == "f" and len(row) == 5 and _counts(row[2], row[3]) and isinstance(row[4], str):
+        return Recorded(path, "file", row[2], row[3], row[4])
+    if tag == "d" and len(row) == 3 and _counts(row[2]):
+        return Recorded(path, "dir", row[2])
+    if tag == "l" and len(row) == 3 and isinstance(row[2], str):
+        return Recorded(path, "link", target=row[2])
+    msg = f"not a manifest row: {row!r}"
+    raise ValueError(msg)
+
+
+def _counts(*values: object) -> bool:
+    return all(type(v) is int and v >= 0 for v in values)
 
 
 class CorruptArtifact(Exception):  # noqa: N818  the name says what the caller learns

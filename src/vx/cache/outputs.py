@@ -13,6 +13,7 @@ from vx.util.globs import compile_globs, fixed_prefix
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
+    from vx.cache.manifest import Recorded
     from vx.util.globs import Matcher
 
 _SKIP_DIRS = frozenset({".git", "node_modules"})
@@ -63,6 +64,65 @@ def output_paths(base: Path, patterns: Sequence[str], *, stop_at: Iterable[str] 
                 if matcher.match(rel):
                     found.add(rel)
     return sorted(found)
+
+
+def undeclared(
+    recorded: Iterable[Recorded], patterns: Sequence[str], *, stop_at: Iterable[str] = ()
+) -> str | None:
+    """The first path of an entry that the task's outputs would not hold; None when all are.
+
+    A file or a link must be one `output_paths` could have found: the globs select it, and
+    below where the walk starts it lies in no `.git` or `node_modules` dir and no nested
+    project (`stop_at`). A directory must hold such a path, or be selected itself. An entry
+    is data anyone who can write to the store may have planted (another checkout, a shared
+    cache dir): this keeps its restore inside what the task owns.
+    """
+    matcher = compile_globs(patterns)
+    starts = _starts(matcher)
+    stops = frozenset(stop_at)
+    held: set[str] = set()
+    dirs: list[str] = []
+    for entry in recorded:
+        if not _root_relative(entry.path):
+            return entry.path
+        if entry.kind == "dir":
+            dirs.append(entry.path)
+            continue
+        if not _selects(matcher, starts, stops, entry.path, leaf_is_dir=False):
+            return entry.path
+        parent = entry.path.rpartition("/")[0]
+        while parent and parent not in held:
+            held.add(parent)
+            parent = parent.rpartition("/")[0]
+    for path in dirs:
+        if path not in held and not _selects(matcher, starts, stops, path, leaf_is_dir=True):
+            return path
+    return None
+
+
+def _root_relative(path: str) -> bool:
+    """Whether `path` is in the one spelling a save records: no `/` at either end, no `.`,
+    `..` or empty segment."""
+    return all(part not in ("", ".", "..") for part in path.split("/"))
+
+
+def _selects(
+    matcher: Matcher, starts: Sequence[str], stops: frozenset[str], path: str, *, leaf_is_dir: bool
+) -> bool:
+    """Whether the output walk, finding `path` on disk, would return (or enter) it."""
+    if not matcher.match(path):
+        return False
+    for start in starts:
+        if start and path != start and not path.startswith(start + "/"):
+            continue
+        names = path[len(start) :].lstrip("/").split("/")
+        rel = start
+        for name in names if leaf_is_dir else names[:-1]:
+            rel = f"{rel}/{name}" if rel else name
+            if name in _SKIP_DIRS or rel in stops:
+                return False
+        return True
+    return False
 
 
 def clean_outputs(base: Path, patterns: Sequence[str], *, stop_at: Iterable[str] = ()) -> None:

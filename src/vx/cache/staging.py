@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _PREFIX = ".vx-restore-"
+_LEFTOVER = re.compile(r"\.vx-restore-[a-z0-9_]{8}")
+"""A staging dir's name as `tempfile.mkdtemp` makes it from `_PREFIX`, and nothing else."""
 
 Parts = tuple[str, ...]
 
@@ -51,6 +54,29 @@ def _walk(base: int, parts: Parts, *, create: bool) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def sweep(dirs: Iterable[Path]) -> None:
+    """Remove the staging dirs a restore killed mid-way left in `dirs`.
+
+    Call only under the workspace's run lock: every restore into these dirs runs under it,
+    so any staging dir found then is a leftover. Only a real directory with the exact name
+    `mkdtemp` gives goes; a symlink of that name is left alone, and removal never follows
+    one inside. Staging dirs are made only in a project dir or the workspace root (where a
+    restore unpacks), so one listing per dir finds them all.
+    """
+    for where in dirs:
+        try:
+            with os.scandir(where) as found:
+                stale = [
+                    entry.path
+                    for entry in found
+                    if _LEFTOVER.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False)
+                ]
+        except OSError:
+            continue
+        for path in stale:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 class StagedFile:

@@ -31,6 +31,7 @@ ARTIFACT_SUFFIX = ".tar.zst"
 _KEY = re.compile(r"[0-9a-f]{16}")
 _RENEW_AFTER_S = 3600.0
 _CHUNK = 1 << 20
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class SaveFailed(Exception):  # noqa: N818  it reads as what happened to the save
@@ -116,6 +117,18 @@ class Store:
             extract_archive(fh, str(path), project_dir, expected)
         self.renew(key)
 
+    def verify(self, key: str, expected: ArtifactInfo) -> None:
+        """Read `key`'s artifact through and raise CorruptArtifact unless it is `expected`.
+
+        For an entry whose outputs are up to date without a byte read: an empty manifest
+        proves nothing on its own, since emptying a row's manifest would make any entry look
+        so.
+        """
+        from vx.cache.archive import check_recorded
+
+        check_recorded(self.describe(key).info, expected, str(self.artifact(key)))
+        self.renew(key)
+
     def describe(self, key: str) -> Described:
         """Read an artifact whole (its size, digest, paths and meta) to index it again."""
         from vx.cache.archive import inspect_archive
@@ -136,9 +149,18 @@ class Store:
                 os.utime(path, (now, now))
 
     def discard(self, key: str) -> None:
-        """Remove an artifact that failed to restore, so the next save of its key lands."""
-        with contextlib.suppress(OSError):
-            self.artifact(key).unlink(missing_ok=True)
+        """Remove an artifact that failed to restore, so the next save of its key lands.
+
+        An empty directory in an artifact's place goes too; anything holding files stays.
+        """
+        path = self.artifact(key)
+        try:
+            path.unlink(missing_ok=True)
+        except IsADirectoryError:
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        except OSError:
+            return
 
     def up_to_date(
         self, project_dir: Path, info: ArtifactInfo, present: Iterable[str] | None = None
@@ -156,12 +178,28 @@ class Store:
 
     @staticmethod
     def _open(path: Path) -> IO[bytes]:
+        """Open an artifact for reading, or raise CorruptArtifact; never block, never follow.
+
+        Something else in an artifact's place (a fifo, whose open would wait for a writer
+        forever while this run holds the workspace lock; a directory; a symlink, perhaps to
+        `/dev/zero`) is a miss: vx only ever puts regular files there.
+        """
         try:
-            return path.open("rb")
+            fd = os.open(path, _OPEN_FLAGS)
         except FileNotFoundError as err:
             raise CorruptArtifact(str(path), "missing") from err
         except OSError as err:
             raise CorruptArtifact(str(path), f"unreadable ({_reason(err)})") from err
+        try:
+            regular = stat.S_ISREG(os.fstat(fd).st_mode)
+            if regular:
+                os.set_blocking(fd, True)
+                return os.fdopen(fd, "rb")
+        except OSError as err:
+            os.close(fd)
+            raise CorruptArtifact(str(path), f"unreadable ({_reason(err)})") from err
+        os.close(fd)
+        raise CorruptArtifact(str(path), "not a regular file")
 
 
 def _reason(err: OSError) -> str:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from vx.cache.index import IndexOffError, LogChunk
 from vx.cache.manifest import CorruptArtifact
-from vx.cache.outputs import clean_outputs, output_paths
+from vx.cache.outputs import clean_outputs, output_paths, undeclared
 from vx.cache.store import SaveFailed
 from vx.events import Stream
 from vx.run.cachespec import OFF
@@ -225,22 +225,37 @@ def restore_outputs(
     """Find an entry's outputs already in place or put them there; CORRUPT having written nothing.
 
     The one place a hit touches outputs, shared by the scheduler's restore lane and the warm
-    path. A bad entry is dropped; one the disk refused (`blocked`) is kept for a later run.
+    path. An entry holding a path the task's outputs would not match is corrupt before
+    anything is cleaned. An entry that recorded no outputs for a task that declares some is up
+    to date only once its artifact is read and found empty. A bad entry is dropped; one the
+    disk refused (`blocked`) is kept for a later run.
     """
     del log  # what a signed entry vouches for besides its artifact
     base, patterns, stops = outputs
+    if undeclared(entry.artifact.manifest, patterns, stop_at=stops) is not None:
+        _drop(store, index, entry.key)
+        return RestoreResult.CORRUPT
     present = output_paths(base, patterns, stop_at=stops)
-    if store.up_to_date(base, entry.artifact, present):
-        return RestoreResult.UP_TO_DATE
-    clean_outputs(base, patterns, stop_at=stops)
     try:
+        if store.up_to_date(base, entry.artifact, present):
+            if patterns and not entry.artifact.manifest:
+                store.verify(entry.key, entry.artifact)
+            return RestoreResult.UP_TO_DATE
+        clean_outputs(base, patterns, stop_at=stops)
         store.restore(entry.key, base, entry.artifact)
     except CorruptArtifact as err:
         if not err.blocked:
-            # A bad entry that cannot be dropped now (a full disk) is still a miss; the
-            # next run that finds it drops it.
-            with contextlib.suppress(OSError):
-                index.drop_entry(entry.key)
-            store.discard(entry.key)
+            _drop(store, index, entry.key)
         return RestoreResult.CORRUPT
     return RestoreResult.RESTORED
+
+
+def _drop(store: Store, index: Index, key: str) -> None:
+    """Forget a bad entry, row and artifact, so the next save of its key lands.
+
+    A row that cannot be dropped now (a full disk) still gave a miss; the next run that finds
+    it drops it.
+    """
+    with contextlib.suppress(OSError):
+        index.drop_entry(key)
+    store.discard(key)

@@ -410,6 +410,7 @@ def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
 
 def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
     from vx.cache.lock import acquire_run_lock
+    from vx.cache.staging import sweep as sweep_staging
     from vx.events import Notice
     from vx.run.session import RunSession
 
@@ -431,6 +432,7 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
         cache_label=prepared.label,
     )
     with lock, session:
+        sweep_staging((plan.workspace.root, *(p.dir for p in plan.workspace.projects)))
         for notice in prepared.notices:
             emit(notice)
         outcome = session.run()

@@ -259,11 +259,15 @@ def _settle_outputs(snap: dict[str, object], index: Index, store: Path) -> dict[
     ]
     if not pending:
         return {}
+    from vx.cache.staging import sweep
     from vx.cache.store import Store
     from vx.events import Stream
     from vx.run.caching import RestoreResult
     from vx.run.localcache import Outputs, restore_outputs
 
+    # A restore killed mid-way left its staging dir where it unpacked, and changed the outputs
+    # it cleaned there: every leftover lies in the base of a task pending here.
+    sweep(dict.fromkeys(Path(rows[i][_BASE]) for i in pending))
     cache = Store(store)
     done: dict[int, bool] = {}
     for i in pending:

@@ -22,6 +22,7 @@ from vx.cache.archive import (
     inspect_archive,
     write_archive,
 )
+from vx.cache.manifest import Recorded
 
 
 def test_artifact_format_version_is_pinned() -> None:
@@ -69,7 +70,25 @@ def crafted(members: list[tuple[tarfile.TarInfo, bytes | None]], fmt: int = 1) -
 
 
 def info_of(data: bytes) -> ArtifactInfo:
-    return ArtifactInfo(len(data), xxhash.xxh3_64_hexdigest(data))
+    """The index row a store holding `data` would have: its bytes and every member as is.
+
+    The manifest is read straight off the tar, unvalidated, so that what refuses a hostile
+    member in these tests is the member check, not a manifest that left it out.
+    """
+    raw = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read()
+    recorded: list[Recorded] = []
+    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:") as tar:
+        for m in tar:
+            path = "/".join(p for p in m.name.split("/") if p not in ("", "."))
+            if m.issym():
+                recorded.append(Recorded(path, "link", target=m.linkname))
+            elif m.isdir():
+                recorded.append(Recorded(path, "dir", m.mode & 0o777))
+            else:
+                body = tar.extractfile(m) if m.isfile() else None
+                digest = xxhash.xxh3_64_hexdigest(body.read() if body else b"")
+                recorded.append(Recorded(path, "file", m.mode & 0o777, m.size, digest))
+    return ArtifactInfo(len(data), xxhash.xxh3_64_hexdigest(data), tuple(recorded))
 
 
 def member(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile.TarInfo:
@@ -333,3 +352,60 @@ def test_an_artifact_of_another_format_is_refused(tmp_path: Path) -> None:
     data = crafted([(member("f"), b"x")], fmt=ARTIFACT_FORMAT + 1)
     with pytest.raises(CorruptArtifact, match="artifact format"):
         extract_archive(io.BytesIO(data), "art", tmp_path, info_of(data))
+
+
+def test_a_manifest_emptied_in_the_index_refuses_every_member(tree: Path, tmp_path: Path) -> None:
+    data, info = archive(tree, ["dist/a.txt"])
+    emptied = ArtifactInfo(info.size, info.digest, ())
+    root = tmp_path / "p"
+    root.mkdir()
+    with pytest.raises(CorruptArtifact, match="not what the index recorded") as caught:
+        extract_archive(io.BytesIO(data), "art", root, emptied)
+    assert not caught.value.blocked
+    assert list(root.iterdir()) == []
+
+
+@pytest.mark.parametrize("edit", ["drop-one", "other-digest", "other-mode", "other-target"])
+def test_a_manifest_that_is_not_the_artifacts_members_is_refused(
+    tree: Path, tmp_path: Path, edit: str
+) -> None:
+    data, info = archive(tree, ["dist/a.txt", "dist/run.sh", "dist/link"])
+    rows = list(info.manifest)
+    if edit == "drop-one":
+        rows.pop()
+    else:
+        i = {"other-digest": 0, "other-mode": 2, "other-target": 1}[edit]
+        r = rows[i]
+        rows[i] = Recorded(
+            r.path,
+            r.kind,
+            0o600 if edit == "other-mode" else r.mode,
+            r.size,
+            "0" * 16 if edit == "other-digest" else r.digest,
+            "elsewhere" if edit == "other-target" else r.target,
+        )
+    root = tmp_path / "p"
+    root.mkdir()
+    with pytest.raises(CorruptArtifact) as caught:
+        extract_archive(
+            io.BytesIO(data), "art", root, ArtifactInfo(info.size, info.digest, tuple(rows))
+        )
+    assert "recorded" in caught.value.reason
+    assert list(root.iterdir()) == []
+
+
+def test_an_artifact_of_no_outputs_reads_back_as_empty(tmp_path: Path) -> None:
+    """Outputs that matched no file make an archive of its header alone, which `tarfile`
+    itself refuses to read; vx reads it as the empty entry it is, and nothing more."""
+    data, info = archive(tmp_path, [], meta="made by a test")
+    assert info.manifest == ()
+    described = inspect_archive(io.BytesIO(data), "art")
+    assert (described.info, described.meta) == (info, "made by a test")
+    root = tmp_path / "p"
+    root.mkdir()
+    extract_archive(io.BytesIO(data), "art", root, info)
+    assert list(root.iterdir()) == []
+    raw = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read()
+    for bad in (raw[:-1] + b"x", raw[:512], raw + b"\0" * (2 << 20)):
+        with pytest.raises(CorruptArtifact):
+            inspect_archive(io.BytesIO(zstandard.ZstdCompressor().compress(bad)), "art")

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from conftest import write_tree
-from vx.cache.outputs import clean_outputs, output_paths
+from vx.cache.manifest import Recorded
+from vx.cache.outputs import clean_outputs, output_paths, undeclared
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -124,3 +125,60 @@ def test_a_link_inside_the_base_to_elsewhere_inside_is_followed(tmp_path: Path) 
     assert output_paths(tmp_path, ["dist/out/**"]) == ["dist/out/a.js"]
     clean_outputs(tmp_path, ["dist/out/**"])
     assert files_under(tmp_path) == ["dist", "keep.txt"]
+
+
+def _rec(path: str, kind: str = "file") -> Recorded:
+    return Recorded(path, "dir" if kind == "dir" else "link" if kind == "link" else "file")
+
+
+@pytest.mark.parametrize(
+    ("patterns", "stops", "paths", "first_undeclared"),
+    [
+        (["dist/**"], [], [("dist/a.js", "file"), ("dist/l", "link")], None),
+        (["dist/**"], [], [("src/index.js", "file")], "src/index.js"),
+        (["dist/**"], [], [("dist/a.js", "file"), ("vx.config.json", "file")], "vx.config.json"),
+        (["dist/**", "!dist/cache/**"], [], [("dist/cache/x", "file")], "dist/cache/x"),
+        (["dist/**", "!dist/cache/**", "dist/cache/keep"], [], [("dist/cache/keep", "file")], None),
+        ([], [], [("dist/a.js", "file")], "dist/a.js"),
+        ([], [], [], None),
+        (["dist/*.js"], [], [("dist", "dir"), ("dist/a.js", "file")], None),
+        (["dist/*.js"], [], [("dist/sub", "dir")], "dist/sub"),
+        (["dist/*.js"], [], [("src", "dir"), ("dist/a.js", "file")], "src"),
+        (["dist/**"], [], [("dist/empty", "dir")], None),
+        (["**/*.js"], ["nested"], [("nested/src/x.js", "file")], "nested/src/x.js"),
+        (["**/*.js"], [], [("lib/node_modules/x.js", "file")], "lib/node_modules/x.js"),
+        (["**/*.js"], [], [(".git/hooks/x.js", "file")], ".git/hooks/x.js"),
+        (["node_modules/.cache/**"], [], [("node_modules/.cache/a", "file")], None),
+        (["dist/**"], [], [("dist/../src/x", "file")], "dist/../src/x"),
+        (["**"], [], [("/etc/passwd", "file")], "/etc/passwd"),
+        (["dist/**"], [], [("dist//a", "file")], "dist//a"),
+    ],
+    ids=[
+        "declared",
+        "a-source",
+        "the-config",
+        "negated",
+        "negation-taken-back",
+        "no-outputs-any-member",
+        "no-outputs-no-member",
+        "dir-parent-of-a-match",
+        "dir-holding-nothing-matched",
+        "dir-outside",
+        "dir-matched-itself",
+        "in-a-nested-project",
+        "under-node-modules",
+        "under-git",
+        "node-modules-as-the-walk-start",
+        "dot-dot",
+        "absolute",
+        "empty-segment",
+    ],
+)
+def test_undeclared_names_what_the_outputs_would_never_have_saved(
+    patterns: list[str],
+    stops: list[str],
+    paths: list[tuple[str, str]],
+    first_undeclared: str | None,
+) -> None:
+    recorded = [_rec(path, kind) for path, kind in paths]
+    assert undeclared(recorded, patterns, stop_at=stops) == first_undeclared

@@ -347,3 +347,56 @@ def test_kill_9_during_saves_never_leaves_a_wrong_entry(tmp_path: Path) -> None:
     for key in keys:
         store.describe(key)  # a row-less artifact is whole too: it was renamed complete
     index.close()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "symlink-to-dev-zero", "symlink-to-itself"])
+def test_anything_but_a_regular_file_in_an_artifacts_place_is_a_miss_never_a_wait(
+    project: Path, tmp_path: Path, kind: str
+) -> None:
+    """A fifo's open would wait for a writer forever; vx opens without blocking instead.
+
+    Run in a child with a deadline, so a regression fails here rather than hanging the suite.
+    """
+    store = Store(tmp_path / "store")
+    info = store.put(KEY, OUTPUTS, project)
+    path = store.artifact(KEY)
+    path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "symlink-to-dev-zero":
+        path.symlink_to("/dev/zero")
+    else:
+        path.symlink_to(path.name)
+    child = python(
+        """
+        import sys
+        from pathlib import Path
+        from vx.cache.archive import CorruptArtifact
+        from vx.cache.manifest import ArtifactInfo
+        from vx.cache.store import Store
+        store = Store(Path(sys.argv[1]))
+        info = ArtifactInfo(int(sys.argv[4]), sys.argv[5])
+        for call in (
+            lambda: store.restore(sys.argv[2], Path(sys.argv[3]), info),
+            lambda: store.describe(sys.argv[2]),
+            lambda: store.verify(sys.argv[2], info),
+        ):
+            try:
+                call()
+            except CorruptArtifact as err:
+                print(err.reason)
+        """,
+        str(store.directory),
+        KEY,
+        str(project),
+        str(info.size),
+        info.digest,
+    )
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err
+    reasons = out.splitlines()
+    assert len(reasons) == 3, out + err
+    assert set(reasons) <= {"not a regular file", "unreadable (ELOOP)"}, reasons
+    assert [p.name for p in project.iterdir()] == ["dist"]
