@@ -105,23 +105,24 @@ class StagedFile:
 
 
 class Staging:
-    """`<root>/.vx-restore-*/tree` mirrors the archive; `aside` keeps what a restore replaced.
+    """`<root>/.vx-restore-*/` mirrors the archive; a second such dir keeps what it replaced.
 
     Nothing here ever follows a symlink: every directory is opened with O_NOFOLLOW from a
     descriptor of its parent, so a link on disk cannot redirect a write out of the root.
+    A restore into absent outputs, the common case, costs one staging dir made and removed:
+    the dir for replaced entries is made only when an entry is replaced, and a staging dir
+    emptied by the commit is removed with one `rmdir` rather than walked.
     """
 
     def __init__(self, root: Path) -> None:
         self._root = root
         self._fds: list[int] = []
         self._parent: tuple[Parts, int] | None = None
+        self._aside: tuple[Path, int] | None = None
         try:
             self._dir = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=root))
             self._root_fd = self._open(root)
-            for name in ("tree", "aside"):
-                (self._dir / name).mkdir()
-            self._tree_fd = self._open(self._dir / "tree")
-            self._aside_fd = self._open(self._dir / "aside")
+            self._tree_fd = self._open(self._dir)
         except OSError as err:
             self.close()
             raise Blocked(f"{_errname(err)} writing in {root}") from err
@@ -131,6 +132,13 @@ class Staging:
         self._fds.append(fd)
         return fd
 
+    def _aside_fd(self) -> int:
+        """The dir that keeps what the commit replaced, made on first use."""
+        if self._aside is None:
+            path = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=self._root))
+            self._aside = (path, self._open(path))
+        return self._aside[1]
+
     def close(self) -> None:
         if self._parent is not None:
             os.close(self._parent[1])
@@ -138,8 +146,14 @@ class Staging:
         for fd in self._fds:
             os.close(fd)
         self._fds.clear()
+        made = [self._aside[0]] if self._aside is not None else []
         if hasattr(self, "_dir"):
-            shutil.rmtree(self._dir, ignore_errors=True)
+            made.append(self._dir)
+        for path in made:
+            try:
+                path.rmdir()
+            except OSError:
+                shutil.rmtree(path, ignore_errors=True)
 
     def _parent_of(self, parts: Parts) -> int:
         """The staged parent dir of a member; archives are sorted, so the last one is reused."""
@@ -227,7 +241,7 @@ class Staging:
                 what = "directory"
             raise Blocked(f"{'/'.join(here)} is a {what} on disk where the artifact has another")
         aside = str(len(log))
-        os.rename(name, aside, src_dir_fd=dst, dst_dir_fd=self._aside_fd)
+        os.rename(name, aside, src_dir_fd=dst, dst_dir_fd=self._aside_fd())
         log.append((here, aside))
         os.rename(name, name, src_dir_fd=src, dst_dir_fd=dst)
         log.append((here, ""))
@@ -239,7 +253,7 @@ class Staging:
                 dst = _walk(self._root_fd, here[:-1], create=False)
                 try:
                     if aside:
-                        os.rename(aside, here[-1], src_dir_fd=self._aside_fd, dst_dir_fd=dst)
+                        os.rename(aside, here[-1], src_dir_fd=self._aside_fd(), dst_dir_fd=dst)
                     else:
                         src = _walk(self._tree_fd, here[:-1], create=True)
                         try:

@@ -20,7 +20,7 @@ def test_sweep_removes_leftover_staging_dirs_and_nothing_else(tmp_path: Path) ->
     staged = left.file(("dist", "a.js"), 0o644)
     with staged:
         staged.write(b"half")
-    (left._dir / "tree" / "out").symlink_to(outside)  # a link inside the leftover
+    (left._dir / "out").symlink_to(outside)  # a link inside the leftover
     leftover = left._dir
     (root / ".vx-restore-notmkdtemp").mkdir()  # not a name mkdtemp gives
     (root / ".vx-restore-abcd1234.txt").write_text("a file")
