@@ -180,6 +180,7 @@ def _plan(options: RunOptions, watch: Stopwatch) -> tuple[RunPlan, tuple[str, ..
 def _cwd_scope(ws: Workspace, cwd: Path, words: tuple[str, ...]) -> frozenset[str] | None:
     """The cwd project's name; outside any project only `pkg#task` words can run."""
     from vx.ids import is_task_id
+    from vx.util.text import clip
     from vx.workspace.load import cwd_project
 
     project = cwd_project(ws, cwd)
@@ -188,7 +189,7 @@ def _cwd_scope(ws: Workspace, cwd: Path, words: tuple[str, ...]) -> frozenset[st
     bare = [w for w in words if not is_task_id(w)]
     if not bare:
         return frozenset()
-    hint = " ".join(bare)
+    hint = clip(" ".join(bare))
     raise UserError(
         ErrorCode.USAGE,
         f"vx run: {cwd} is inside no project, so {hint} has no project to run in"
