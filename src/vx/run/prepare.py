@@ -204,7 +204,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     """
     from vx import git
     from vx.cache.fileids import FileTable
-    from vx.cache.index import open_index
+    from vx.cache.index import open_index_or_off
     from vx.cache.location import ensure_writable, remembered_identity, resolve_location
     from vx.cache.runtime import RuntimeProbe
     from vx.cache.store import Store
@@ -246,7 +246,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
         plan, files=FileTable(snap, exclude=inside), env=env, runtime=RuntimeProbe(env=env)
     )
     ensure_writable(location.store)
-    index = open_index(location.store)
+    index = open_index_or_off(location.store)
     notices: list[Notice] = []
     if index.notice:
         notices.append(Notice(f"[vx] {index.notice}"))
@@ -267,7 +267,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
         head=snap.head,
         branch=git.head_branch(snap),
         notices=tuple(notices),
-        label="local cache" if axes.answers else "cache off",
+        label="local cache" if axes.answers and index.off is None else "cache off",
         env=env,
         cwd=cwd,
         watch=watch,
