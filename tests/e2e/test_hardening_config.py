@@ -75,5 +75,6 @@ def test_a_10_000_character_name_makes_a_short_refusal(workspace, vx, where, wor
     root = workspace(tree({"app": ((), {"build": {"exec": "echo built"}})}))
     r = vx([verb, word], root / where)
     line = one_line(r)
-    assert len(line) < 300, line
+    # the workspace's own path is echoed where the cwd matters; it is no typed name
+    assert len(line.replace(str(root), "<ws>")) < 300, line
     assert "qqqqqqqqqq" in line  # the head of the name is echoed, so the user can find it
