@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from vx.cache.indexrows import damaged_schema, entry_from_row, log_from_rows, primary_code
 from vx.cache.key import KeyComponent, Kind
+from vx.errors import ErrorCode
 from vx.events import CacheOutcome, Stream, TaskStatus
 
 if TYPE_CHECKING:
@@ -191,6 +192,26 @@ def read_index(directory: Path) -> Index | None:
         return index
     index.close()
     return None
+
+
+def open_index_or_off(directory: Path, *, now_ms: Callable[[], int] = _now_ms) -> Index:
+    """`open_index`, or an index that is off for the whole run when the disk refuses the file.
+
+    A full, read-only or failing disk costs a run its cache, never its tasks: probes miss,
+    nothing is saved, the history is not kept, and the index's one notice says so (with the
+    VX_E_FS code a refusal would have carried, so scripts can find it).
+    """
+    try:
+        return open_index(directory, now_ms=now_ms)
+    except IndexWriteError as err:
+        path = directory / INDEX_NAME
+        name = errno.errorcode.get(err.errno or 0, "EIO")
+        why = (
+            f"{ErrorCode.FS}: cache index {path} refused ({name}: {err.strerror or err});"
+            " running without the cache: nothing is restored or saved, and this run's history"
+            " is not kept"
+        )
+        return Index.unusable(path, why)
 
 
 class Index:

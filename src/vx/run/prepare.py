@@ -257,6 +257,7 @@ def _plan(options: RunOptions, watch: Stopwatch) -> tuple[RunPlan, tuple[str, ..
 def _cwd_scope(ws: Workspace, cwd: Path, words: tuple[str, ...]) -> frozenset[str] | None:
     """The cwd project's name; outside any project only `pkg#task` words can run."""
     from vx.ids import is_task_id
+    from vx.util.text import clip
     from vx.workspace.load import cwd_project
 
     project = cwd_project(ws, cwd)
@@ -265,7 +266,7 @@ def _cwd_scope(ws: Workspace, cwd: Path, words: tuple[str, ...]) -> frozenset[st
     bare = [w for w in words if not is_task_id(w)]
     if not bare:
         return frozenset()
-    hint = " ".join(bare)
+    hint = clip(" ".join(bare))
     raise UserError(
         ErrorCode.USAGE,
         f"vx run: {cwd} is inside no project, so {hint} has no project to run in"
@@ -281,7 +282,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     import dataclasses
 
     from vx import git
-    from vx.cache.index import open_index
+    from vx.cache.index import open_index_or_off
     from vx.cache.location import ensure_writable
     from vx.cache.store import Store
     from vx.events import Notice
@@ -301,7 +302,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     location = _locate(options, ws, snap)
     keys = _keys(plan, snap, location, env)
     ensure_writable(location.store)
-    index = open_index(location.store)
+    index = open_index_or_off(location.store)
     notices: list[Notice] = []
     if index.notice:
         notices.append(Notice(f"[vx] {index.notice}"))
@@ -322,7 +323,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
         head=snap.head,
         branch=git.head_branch(snap),
         notices=tuple(notices),
-        label="local cache" if axes.answers else "cache off",
+        label="local cache" if axes.answers and index.off is None else "cache off",
         env=env,
         cwd=cwd,
         watch=watch,

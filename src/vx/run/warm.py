@@ -212,7 +212,10 @@ def _replay_locked(
     store = Path(str(snap["store"]))
     entries = snap["entries"]
     assert isinstance(entries, list)  # noqa: S101
-    index = open_index(store)
+    try:
+        index = open_index(store)
+    except OSError:
+        return None  # a disk refusing the index: the full path runs without the cache
     try:
         if index.notice is not None:
             return None
