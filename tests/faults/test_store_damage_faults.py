@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.faults
 
 PACKAGES = 3
-FLIPS = 12  # damaged stores per kind (artifacts, index)
+FLIPS = 10  # damaged stores per kind (artifacts, index)
 
 
 def flip(path: Path, rng: random.Random, count: int, *, start_at: int = 0) -> None:
