@@ -1,8 +1,8 @@
 """SIGKILL of vx at many points of its saves and of its restores.
 
 Whatever instant the kill lands at, the store holds only whole entries (each artifact's bytes
-are exactly what the task wrote) and a project's outputs are either the whole entry or
-untouched: never half a restore. Kill points are spread by waiting for the first save temp
+are exactly what the task wrote) and a project's outputs are the whole entry, absent, or the
+whole outputs of another build that were there before: never half a restore. Kill points are spread by waiting for the first save temp
 or restore staging dir to appear and then sleeping a seeded, varying time.
 """
 
@@ -39,6 +39,17 @@ def kill(proc: subprocess.Popen[bytes], delay_s: float) -> bool:
         return False
     proc.send_signal(signal.SIGKILL)
     return proc.wait(timeout=60) == -signal.SIGKILL
+
+
+def lay_out(where: Path, outputs: dict[str, bytes | str]) -> None:
+    """Write a `tree_bytes`-shaped dict back to disk: bytes are files, text a link's target."""
+    for rel, content in outputs.items():
+        path = where / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.symlink_to(content)
 
 
 def run_args(store: Path, *extra: str) -> list[str]:
@@ -107,6 +118,7 @@ def test_a_kill_during_restores_never_leaves_half_an_output(tmp_path):
     saved = entry_keys(store)
     assert len(saved) == PACKAGES
     want = {name: salted_outputs(blob, name, "r") for name, blob in blobs.items()}
+    old = {name: salted_outputs(blob, name, "old") for name, blob in blobs.items()}
     dists = {name: root / "packages" / name / "dist" for name in blobs}
 
     def staging() -> set[Path]:
@@ -121,8 +133,11 @@ def test_a_kill_during_restores_never_leaves_half_an_output(tmp_path):
     kills = tries = 0
     partial: list[tuple[int, str]] = []
     while kills < KILLS and tries < MAX_TRIES:
-        for dist in dists.values():
+        stale = tries % 2 == 1  # every other run finds another build's outputs in place
+        for name, dist in dists.items():
             shutil.rmtree(dist, ignore_errors=True)
+            if stale:
+                lay_out(dist, old[name])
         proc = start(run_args(store), root, home, salt)
         before = staging()  # a killed restore's leftovers are no sign of this one
         if wait_until(lambda before=before: bool(staging() - before), proc):
@@ -131,8 +146,11 @@ def test_a_kill_during_restores_never_leaves_half_an_output(tmp_path):
             proc.wait(timeout=60)
         tries += 1
         for name, dist in dists.items():
-            if dist.exists() and tree_bytes(dist) != want[name]:
-                partial.append((tries, name))
+            # Cleaned and not yet restored reads as absent: directories, but no output in them.
+            if tree_bytes(dist) not in ({}, want[name], old[name]):
+                found = tree_bytes(dist)
+                mixed = {k: "new" if v == want[name].get(k) else "old" for k, v in found.items()}
+                partial.append((tries, name, "stale" if stale else "absent", mixed))
     print(f"kills during restores: {kills} of {tries} runs; partial restores: {len(partial)}")
     assert kills >= KILLS
     assert partial == []
