@@ -64,8 +64,8 @@ def test_a_kill_during_saves_leaves_only_whole_entries(tmp_path):
     kills = tries = 0
     while kills < KILLS and tries < MAX_TRIES:
         salt = f"s{tries}"
-        proc = start(run_args(store), root, home, {"SALT": salt})
         before = temps(store)
+        proc = start(run_args(store), root, home, {"SALT": salt})
         if wait_until(lambda before=before: bool(temps(store) - before), proc):
             kills += kill(proc, rng.uniform(0, 0.06))
         else:
@@ -138,8 +138,8 @@ def test_a_kill_during_restores_never_leaves_half_an_output(tmp_path):
             shutil.rmtree(dist, ignore_errors=True)
             if stale:
                 lay_out(dist, old[name])
-        proc = start(run_args(store), root, home, salt)
         before = staging()  # a killed restore's leftovers are no sign of this one
+        proc = start(run_args(store), root, home, salt)
         if wait_until(lambda before=before: bool(staging() - before), proc):
             kills += kill(proc, rng.uniform(0, 0.02))
         else:
