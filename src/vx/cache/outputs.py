@@ -35,7 +35,11 @@ def output_paths(base: Path, patterns: Sequence[str], *, stop_at: Iterable[str] 
     found: set[str] = set()
     for start in _starts(matcher):
         top = base / start if start else base
-        if start and top.is_symlink():
+        try:
+            top_is_link = bool(start) and top.is_symlink()
+        except OSError:  # a prefix too long to name (ENAMETOOLONG) or unreadable: nothing there
+            continue
+        if top_is_link:
             if inside.holds_entry(start) and matcher.match(start):
                 found.add(start)
             continue
@@ -133,8 +137,11 @@ def clean_outputs(base: Path, patterns: Sequence[str], *, stop_at: Iterable[str]
     left alone, and a symlink is removed itself, never followed.
     """
     matcher = compile_globs(patterns)
-    paths = output_paths(base, patterns, stop_at=stop_at)
+    stops = frozenset(stop_at)
     inside = _Inside(base)
+    for start in _starts(matcher):
+        _drop_whole(base, start, matcher, stops, inside)
+    paths = output_paths(base, patterns, stop_at=stops)
     dirs: set[str] = set()
     for rel in paths:
         if not inside.holds_entry(rel):
@@ -154,6 +161,42 @@ def clean_outputs(base: Path, patterns: Sequence[str], *, stop_at: Iterable[str]
                 (base / rel).rmdir()
             except OSError:
                 continue
+
+
+def _drop_whole(
+    base: Path, start: str, matcher: Matcher, stops: frozenset[str], inside: _Inside
+) -> None:
+    """Remove the directory `start` in one rename when the globs select all of it.
+
+    Deleting an output tree file by file lets a crash (a kill, a power cut) leave part of
+    an old build beside nothing: neither the old outputs nor none. A tree whose every entry
+    is selected is instead renamed into a `.vx-restore-*` dir in `base` (which the next run
+    sweeps if this one dies) and removed from there, so it is whole or gone. A tree holding
+    anything the globs leave alone (a `!` entry, a nested project, `node_modules`) is not.
+    """
+    top = base / start
+    if not start or not (matcher.match(start) or matcher.match(start + "/")):
+        return
+    try:
+        if top.is_symlink() or not top.is_dir() or not inside.holds_dir(start):
+            return
+    except OSError:
+        return
+    for dirpath, dirnames, filenames in os.walk(top):
+        rel_dir = os.path.relpath(dirpath, base).replace(os.sep, "/")
+        for name in (*dirnames, *filenames):
+            rel = f"{rel_dir}/{name}"
+            if name in _SKIP_DIRS or rel in stops or not matcher.match(rel):
+                return
+    import tempfile
+
+    trash = Path(tempfile.mkdtemp(prefix=".vx-restore-", dir=base))
+    try:
+        top.rename(trash / "old")
+    except OSError:
+        trash.rmdir()
+        return
+    shutil.rmtree(trash, ignore_errors=True)
 
 
 class _Inside:

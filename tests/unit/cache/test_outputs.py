@@ -182,3 +182,36 @@ def test_undeclared_names_what_the_outputs_would_never_have_saved(
 ) -> None:
     recorded = [_rec(path, kind) for path, kind in paths]
     assert undeclared(recorded, patterns, stop_at=stops) == first_undeclared
+
+
+def test_a_wholly_selected_tree_goes_in_one_rename(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"dist/a.js": "a", "dist/sub/b.js": "b", "src/x.js": "x"})
+    clean_outputs(tmp_path, ["dist/**"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]  # no dist, no staging left
+
+
+@pytest.mark.parametrize(
+    ("patterns", "left"),
+    [
+        (["dist/**", "!dist/keep.txt"], ["dist/keep.txt"]),  # a `!` entry stays, file by file
+        (["dist/*.js"], ["dist/notes.md"]),  # a file the globs do not select stays
+        (["dist/**"], ["dist/node_modules/m.js"]),  # a walk never enters node_modules
+    ],
+)
+def test_a_tree_holding_what_the_globs_leave_is_cleaned_file_by_file(
+    tmp_path: Path, patterns: list[str], left: list[str]
+) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "dist/a.js": "a",
+            "dist/keep.txt": "k",
+            "dist/notes.md": "n",
+            "dist/node_modules/m.js": "m",
+        },
+    )
+    clean_outputs(tmp_path, patterns)
+    for rel in left:
+        assert (tmp_path / rel).is_file(), rel
+    assert not (tmp_path / "dist/a.js").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".vx-restore-")]
