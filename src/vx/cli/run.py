@@ -8,7 +8,7 @@ import time
 from typing import TYPE_CHECKING, NamedTuple
 
 from vx.cli.parser import Command, Flag, Number, Section, Takes
-from vx.cli.settings import FORMAT_FLAG, OutputFormat, output_format
+from vx.cli.settings import FILTER_FLAG, FORMAT_FLAG, OutputFormat, output_format
 from vx.errors import ErrorCode, UserError
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ COMMAND = Command(
     "run",
     flags=(
         Flag("--all", "select every project that declares the task"),
+        FILTER_FLAG,
         Flag(
             "--exclude-dependencies",
             "drop dependsOn edges: all of them, or only the tasks with these comma-separated names",
@@ -192,6 +193,7 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
         tasks=args.words,
         cwd=cwd,
         all=args.switch("all"),
+        filters=args.texts("filter"),
         forward=args.forwarded or (),
         exclude_dependencies=excluded,
         concurrency=None if amount is None else str(amount),

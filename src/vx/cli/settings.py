@@ -29,6 +29,17 @@ FORMAT_FLAG = Flag(
 )
 
 
+FILTER_FLAG = Flag(
+    "--filter",
+    "select projects: a name (* matches any run), tag:<t>, ./<dir>, {<dir>}, //, [<ref>];"
+    " ... adds dependencies after, dependents before; ^ leaves the match out; ! excludes"
+    " (repeatable; every include, then every exclude)",
+    Takes.VALUE,
+    metavar="<pattern>",
+    repeat=True,
+)
+
+
 def output_format(args: ParsedArgs) -> OutputFormat:
     """The `--format` an invocation asked for, pretty when it asked for none."""
     return OutputFormat(args.text(FORMAT_FLAG.dest) or OutputFormat.PRETTY)

@@ -46,6 +46,8 @@ class RunPlan:
     """The frozen plan: graph, nodes in a stable topological order, and the projects covered.
 
     `keys` is every task's cache key once the plan has been keyed (`plan_run`, `prepare_run`).
+    `notes` are what selection wants said: a `[<ref>]` filter that left nothing to run, a task
+    name no project it chose declares.
     """
 
     workspace: Workspace
@@ -54,6 +56,7 @@ class RunPlan:
     order: tuple[TaskId, ...]
     projects_in_run: int
     keys: KeySet | None = None
+    notes: tuple[str, ...] = ()
 
     def real(self) -> tuple[PlanNode, ...]:
         """The nodes that are work (no groups), in order: what rows and counters speak of."""
