@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, TextIO
 
 from vx.cli.parser import Flag, Takes
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from vx.cli.parser import ParsedArgs
@@ -77,8 +78,14 @@ class VersionSettings:
 
 @dataclass(frozen=True, slots=True)
 class ShowSettings:
-    """`vx show [TARGET]`: what to show, in which format, from which directory."""
+    """`vx show [TARGET]`: what to show, in which format, from which directory.
+
+    `filters` narrow the list, or a task's projects, to what `vx run --filter` would select;
+    `env` is what git runs with when a filter names a ref.
+    """
 
     target: str | None
     format: OutputFormat
     cwd: Path
+    filters: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
