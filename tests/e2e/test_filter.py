@@ -237,3 +237,11 @@ def test_the_diff_runs_from_the_merge_base(vx, ws) -> None:
     git(ws, "checkout", "-q", "feature")
     assert shown(vx, ws, "[main]") == {"@acme/core"}
     assert shown(vx, ws, "[main..HEAD]") == {"@acme/core", "web"}  # two dots: from main itself
+
+
+def test_a_task_only_unselected_projects_declare_is_refused(vx, ws) -> None:
+    r = vx(["run", "test", "--filter", "web"], ws).assert_code(1)
+    assert r.err.strip() == (
+        "vx run: no projects declare task(s): test. Only projects outside the selection"
+        " declare test — widen the filter, or name one as pkg#task."
+    )

@@ -164,7 +164,7 @@ def _say(text: str) -> Callable[[Sequence[str]], str]:
 
 FOREIGN: dict[str, Callable[[Sequence[str]], str]] = {
     "run-many": _run_with("--all"),
-    "affected": lambda rest: _affected(rest),
+    "affected": _affected,
     "graph": _say("vx show TASK prints each project's task with its dependsOn edges"),
     "query": _say("vx show --format json prints every project and its tasks as JSON"),
     "ls": _say("vx show lists every project"),

@@ -176,9 +176,10 @@ class _Hints:
         scoped = self.scope_kind in (ScopeKind.CWD, ScopeKind.FILTER)
         outside = [w for w in missing if scoped and w in self.declarers]
         if outside:
+            widen = "widen the filter" if self.scope_kind is ScopeKind.FILTER else "pass --all"
             parts.append(
                 f"Only projects outside the selection declare {', '.join(map(clip, outside))}"
-                " — pass --all, or name one as pkg#task."
+                f" — {widen}, or name one as pkg#task."
             )
         for word in missing:
             if word in outside:
