@@ -245,3 +245,16 @@ def test_a_task_only_unselected_projects_declare_is_refused(vx, ws) -> None:
         "vx run: no projects declare task(s): test. Only projects outside the selection"
         " declare test — widen the filter, or name one as pkg#task."
     )
+
+
+def test_the_picker_offers_only_the_selected_projects(vx, ws) -> None:
+    r = vx(["run", "--filter", "...web"], ws).assert_code(1)
+    assert r.err.strip() == (
+        "missing task name (stdin is not a TTY, so no picker; tasks here: e2e#build, e2e#test,"
+        " web#build)"
+    )
+
+
+def test_no_task_and_a_ref_that_selects_nothing_exits_0(vx, changed) -> None:
+    r = vx(["run", "--filter", "web[HEAD]"], changed).assert_ok()
+    assert "nothing the filters name changed since HEAD" in r.err

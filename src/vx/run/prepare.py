@@ -159,20 +159,24 @@ def _plan(options: RunOptions, watch: Stopwatch) -> tuple[RunPlan, tuple[str, ..
     refusal = nested_run_refusal(_env(options), ws.root)
     if refusal:
         raise UserError(ErrorCode.REFUSED, refusal)
-    words = options.tasks
-    if not words:
-        if options.pick is None:
-            raise UserError(ErrorCode.USAGE, "vx run: name a task to run (vx run build)")
-        words = (options.pick(ws, cwd),)
     notes: list[str] = []
-    scope: frozenset[str] | None
+    chosen = None
     if options.filters:
         from vx.graph.select import filter_scope
 
         chosen = filter_scope(ws, options.filters, env=_env(options))
+        notes.extend(chosen.notes)
+    words = options.tasks
+    if not words and (chosen is None or chosen.projects):
+        if options.pick is None:
+            raise UserError(ErrorCode.USAGE, "vx run: name a task to run (vx run build)")
+        # the picker offers only what the filters selected
+        offered = ws if chosen is None else _narrowed(ws, chosen.projects)
+        words = (options.pick(offered, cwd),)
+    scope: frozenset[str] | None
+    if chosen is not None:
         scope = chosen.projects
         kind = ScopeKind.AFFECTED if chosen.by_ref else ScopeKind.FILTER
-        notes.extend(chosen.notes)
     elif options.all:
         scope, kind = None, ScopeKind.ALL
     else:
@@ -191,6 +195,10 @@ def _plan(options: RunOptions, watch: Stopwatch) -> tuple[RunPlan, tuple[str, ..
     plan = dataclasses.replace(make_plan(ws, graph, options.forward), notes=tuple(notes))
     watch.mark("plan")
     return plan, imported
+
+
+def _narrowed(ws: Workspace, names: frozenset[str]) -> Workspace:
+    return dataclasses.replace(ws, projects=tuple(p for p in ws.projects if p.name in names))
 
 
 def _cwd_scope(ws: Workspace, cwd: Path, words: tuple[str, ...]) -> frozenset[str] | None:
