@@ -299,13 +299,7 @@ def test_a_default_build_is_no_task_to_hint(vx, workspace):
             ["run-many", "-t", "build", "test", "-p", "app,lib"],
             "use vx run app#build app#test lib#build lib#test",
         ),
-        (
-            ["affected", "--target=test"],
-            (
-                "use vx run test --all (vx does not pick tasks by git changes yet;"
-                " unchanged tasks come from the cache)"
-            ),
-        ),
+        (["affected", "--target=test"], "use vx run test --filter '...[main]'"),
         (["graph"], "vx show TASK prints each project's task with its dependsOn edges"),
         (["query"], "vx show --format json prints every project and its tasks as JSON"),
         (["ls"], "vx show lists every project"),

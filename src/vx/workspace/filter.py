@@ -311,7 +311,7 @@ def _match_name(ws: Workspace, pattern: str) -> frozenset[str]:
         if len(scoped) == 1:
             return frozenset(scoped)
     if "/" in _unscoped(pattern):
-        return _match_dir(ws, _directory(pattern, pattern))
+        return _match_dir(ws, _directory(pattern, f'--filter "{pattern}"'))
     return frozenset()
 
 
