@@ -101,3 +101,17 @@ def test_paths_map_to_the_deepest_project_and_links(tmp_path: Path) -> None:
     assert changed_projects(ws, ["vendor/kit/a.ts", "packages/kit/b.ts"]) == {"kit"}
     assert changed_projects(ws, ["README.md"]) == {"//"}
     assert changed_projects(Workspace(tmp_path, Manager.NPM, projects[1:]), ["README.md"]) == set()
+
+
+def test_an_unknown_ref_in_a_shallow_clone_says_how_to_deepen(workspace, tmp_path: Path) -> None:
+    origin = workspace({"a.txt": "1\n"})
+    write_tree(origin, {"a.txt": "2\n"})
+    git(origin, "commit", "-q", "-am", "two")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{origin}", str(clone))
+    with pytest.raises(UserError) as caught:
+        changes_since(clone, BaseRef("HEAD~1"), env=ENV)
+    assert str(caught.value) == (
+        'git ref "HEAD~1" did not resolve — this clone is shallow, so older history and other'
+        " branches may be missing: git fetch --unshallow (in CI: fetch-depth: 0)"
+    )
