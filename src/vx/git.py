@@ -202,6 +202,50 @@ def repo_identity(root: Path, *, env: Mapping[str, str] | None = None) -> str:
     return "dir:" + os.path.realpath(root / common)
 
 
+def resolve_commit(root: Path, ref: str, *, env: Mapping[str, str] | None = None) -> str:
+    """The commit (or tree) `ref` names, or a one-line refusal (saying why in a shallow clone).
+
+    The caller has already refused option-like refs: `--end-of-options` only keeps git from
+    reading one as a flag a second time.
+    """
+    where = _locate(root, env)
+    _require_head(root, where)
+    peeled = ref if ref.endswith("^{tree}") else ref + "^{commit}"  # a root tree is a base too
+    proc = _git(root, ("rev-parse", "--verify", "-q", "--end-of-options", peeled), env)
+    if proc.returncode == 0:
+        return os.fsdecode(proc.stdout).strip()
+    if proc.returncode != 1:
+        _check(root, "rev-parse", proc)
+    message = f'git ref "{ref}" did not resolve'
+    if where.shallow:
+        message += (
+            " — this clone is shallow, so older history and other branches may be missing:"
+            " git fetch --unshallow (in CI: fetch-depth: 0)"
+        )
+    raise GitError(message, root)
+
+
+def merge_base(root: Path, a: str, b: str, *, env: Mapping[str, str] | None = None) -> str | None:
+    """The best common ancestor of two commits; None when their histories never meet."""
+    proc = _git(root, ("merge-base", a, b), env)
+    if proc.returncode == 1:
+        return None
+    _check(root, "merge-base", proc)
+    return os.fsdecode(proc.stdout).strip() or None
+
+
+def diff_names(root: Path, base: str, *, env: Mapping[str, str] | None = None) -> frozenset[str]:
+    """Root-relative paths that differ between commit `base` and the work tree, both sides of a
+    rename included; untracked files are `status`'s business."""
+    where = _locate(root, env)
+    proc = _git(
+        root, ("diff", "--name-only", "--no-relative", "-z", "--no-renames", base, "--", "."), env
+    )
+    _check(root, "diff", proc)
+    paths = (_relative(raw, where.prefix) for raw in proc.stdout.split(b"\0") if raw)
+    return frozenset(p for p in paths if p is not None)
+
+
 def _locate(root: Path, env: Mapping[str, str] | None) -> _Where:
     args = (
         "rev-parse",

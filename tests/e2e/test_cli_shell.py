@@ -88,7 +88,9 @@ def test_every_spelling_of_the_overview_prints_the_same(vx, ws):
     page = pages[()]
     assert page.startswith("vx 0.1.0 — ")
     assert "\nUsage:\n" in page
-    assert "\n  vx show [PROJECT[#TASK] | TASK] [--format pretty|json]\n" in page
+    assert (
+        "\n  vx show [PROJECT[#TASK] | TASK] [--filter <pattern>] [--format pretty|json]\n" in page
+    )
     assert "\n  vx help [VERB]\n" in page
     assert "\n  vx version\n" in page
 
@@ -115,8 +117,11 @@ def test_every_spelling_of_a_verb_page_prints_the_same(vx, ws, verb):
 
 def test_the_show_page(vx, ws):
     page = vx(["show", "--help"], ws).assert_ok().out
-    assert page.startswith("Usage:\n  vx show [PROJECT[#TASK] | TASK] [--format pretty|json]\n\n")
-    assert "\nFlags:\n  --format pretty|json  " in page
+    assert page.startswith(
+        "Usage:\n  vx show [PROJECT[#TASK] | TASK] [--filter <pattern>] [--format pretty|json]\n\n"
+    )
+    assert "\nFlags:\n  --filter <pattern>    " in page
+    assert "\n  --format pretty|json  " in page
     assert "\n  -h, --help            print this help\n" in page
 
 
@@ -294,13 +299,7 @@ def test_a_default_build_is_no_task_to_hint(vx, workspace):
             ["run-many", "-t", "build", "test", "-p", "app,lib"],
             "use vx run app#build app#test lib#build lib#test",
         ),
-        (
-            ["affected", "--target=test"],
-            (
-                "use vx run test --all (vx does not pick tasks by git changes yet;"
-                " unchanged tasks come from the cache)"
-            ),
-        ),
+        (["affected", "--target=test"], "use vx run test --filter '...[main]'"),
         (["graph"], "vx show TASK prints each project's task with its dependsOn edges"),
         (["query"], "vx show --format json prints every project and its tasks as JSON"),
         (["ls"], "vx show lists every project"),

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tests.e2e.runws import tree
+import pytest
+from tests.e2e.runws import package, tree
 
 TASKS = {
     "build": {"dependsOn": ["^build"], "exec": "echo build $VX_RUN_TASK"},
@@ -154,3 +155,97 @@ def test_nested_run_is_refused(workspace, vx):
     )
     assert r.code == 1
     assert "refusing a nested run" in r.err
+
+
+def test_nx_project_target_outside_a_project_names_the_vx_spelling(workspace, vx):
+    files = tree({"lib": ((), LIB_ONLY), "app": (("lib",), TASKS)})  # no root project
+    root = workspace(files)
+    r = vx(["run", "app:build"], root)
+    refusal(
+        r, 'vx run: "app:build" is Nx\'s project:target — vx writes it app#build: vx run app#build'
+    )
+
+
+def test_nx_project_target_in_scope_is_the_hint(workspace, vx):
+    root = workspace(ws_files())
+    r = vx(["run", "app:test"], root / "packages/lib")
+    refusal(r, "vx run: no projects declare task(s): app:test. Did you mean app#test?")
+
+
+def scoped_files(*names: str):
+    """Packages named `names`, each in packages/<its name without the scope>-<n>."""
+    files = tree({})
+    for n, name in enumerate(names):
+        where = f"packages/{name.rpartition('/')[2]}-{n}"
+        files[f"{where}/package.json"] = package(name)
+        files[f"{where}/vx.config.json"] = {"tasks": TASKS}
+    return files
+
+
+def test_a_scope_less_name_runs_its_one_scoped_package(workspace, vx):
+    root = workspace(scoped_files("@scope/zod", "lib"))
+    r = vx(["run", "zod#build"], root).assert_ok()
+    assert "@scope/zod#build" in r.out
+    vx(["run", "zod:build"], root).assert_code(1)  # Nx's spelling is answered, not run
+    r = vx(["run", "zod:build"], root)
+    refusal(
+        r,
+        'vx run: "zod:build" is Nx\'s project:target — vx writes it @scope/zod#build:'
+        " vx run @scope/zod#build",
+    )
+
+
+def test_a_scope_less_name_two_scopes_carry_is_a_hint(workspace, vx):
+    root = workspace(scoped_files("@a/zod", "@b/zod"))
+    r = vx(["run", "zod#build"], root)
+    refusal(
+        r,
+        "vx run: no projects declare task(s): zod#build."
+        " Did you mean one of @a/zod#build, @b/zod#build?",
+    )
+
+
+FOREIGN = [
+    (["-F", "lib", "--only"], {"lib#build"}),
+    (["-t", "build", "-p", "lib"], {"lib#build"}),
+    (["--continue=dependencies-successful", "--filter", "lib", "--nxBail=false"], {"lib#build"}),
+]
+
+
+@pytest.mark.parametrize(("args", "ran"), FOREIGN, ids=[" ".join(a) for a, _ in FOREIGN])
+def test_foreign_flags_run_as_vx_reads_them(workspace, vx, args, ran):
+    root = workspace(ws_files())
+    words = [] if "-t" in args else ["build"]
+    r = vx(["run", *words, *args, "--format=json"], root).assert_ok()
+    assert {row["id"] for row in r.json()["tasks"]} == ran
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["--output-logs=new-only"],
+            (
+                "vx run does not take Turbo's --output-logs=new-only: use --output-logs=full"
+                " (a cache hit replays its log) or errors-only — see vx run --help"
+            ),
+        ),
+        (
+            ["--include-dependencies"],
+            (
+                "vx run does not take Turbo's --include-dependencies: vx already runs what"
+                " dependsOn reaches: drop it (--exclude-dependencies leaves it out)"
+                " — see vx run --help"
+            ),
+        ),
+    ],
+)
+def test_foreign_flags_refused_in_one_line(workspace, vx, args, line):
+    root = workspace(ws_files())
+    refusal(vx(["run", "build", "--all", *args], root), line)
+
+
+def test_nx_affected_names_the_filter(workspace, vx):
+    root = workspace(ws_files())
+    r = vx(["affected", "-t", "test", "--base=origin/dev"], root)
+    refusal(r, "unknown command: \"affected\" — use vx run test --filter '...[origin/dev]'")

@@ -289,7 +289,14 @@ REFUSALS = [
     ("show app lib", "VX_E_USAGE", "vx show takes one target, got 2: app lib — see vx show --help"),
     ("show --formt json", "VX_E_USAGE", "unknown flag: --formt (did you mean --format?)"),
     ("show --json", "VX_E_USAGE", "unknown flag: --json (did you mean --format json?)"),
-    ("show --filter app", "VX_E_USAGE", "unknown flag: --filter — see vx show --help"),
+    (
+        "show --filter=",
+        "VX_E_USAGE",
+        (
+            "--filter= is empty: --filter needs a value: --filter <pattern> or --filter=<pattern>"
+            " — see vx show --help"
+        ),
+    ),
 ]
 
 

@@ -298,3 +298,35 @@ def test_a_snapshot_is_never_taken_mid_edit(workspace, tmp_path: Path) -> None:
         editor.wait()
     after = vx(ws, home).assert_ok()
     assert WARM not in after.err
+
+
+def test_a_filter_is_a_shape_of_its_own(tmp_path, warmed) -> None:
+    agree(tmp_path, warmed, lambda _: None, "--filter", "a")
+
+
+def test_a_filtered_run_replays_its_own_shape(warmed) -> None:
+    ws, home = warmed
+    vx(ws, home, "--filter", "b...").assert_ok()
+    again = vx(ws, home, "--filter", "b...").assert_ok()
+    assert WARM in again.err, again
+    other = vx(ws, home, "--filter", "a").assert_ok()
+    assert WARM not in other.err, other
+    assert "b#build" not in other.out, other
+
+
+def test_a_ref_filter_never_replays_a_stale_answer(workspace, tmp_path: Path) -> None:
+    ws = workspace(files())
+    home = tmp_path / "home"
+    git(ws, "checkout", "-q", "-b", "feature")
+    write(ws / "packages/a/src/index.txt", "feature\n")
+    git(ws, "commit", "-q", "-am", "feature")
+    for _ in range(3):
+        r = vx(ws, home, "--filter", "[main]").assert_ok()
+        assert WARM not in r.err, r
+        assert re.search(r"result +1 task ", r.out), r
+    # main catches up: nothing the warm path fingerprints moved, but the answer did
+    git(ws, "branch", "-f", "main", "feature")
+    r = vx(ws, home, "--filter", "[main]").assert_ok()
+    assert WARM not in r.err, r
+    assert re.search(r"result +0 tasks ", r.out), r
+    assert "nothing the filters name changed since main" in r.err, r

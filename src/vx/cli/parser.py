@@ -19,7 +19,7 @@ from vx.util.text import ECHO_LIMIT, clip
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
 HELP_FLAGS = ("--help", "-h")
 MAX_NUMBER = 2**53
@@ -149,7 +149,8 @@ class Command(NamedTuple):
     """A verb's whole argument surface: flags, positional words, `--`, and its help prose.
 
     `most_words` caps the positionals (None: any number, the verb checks); `words` names
-    them in refusals.
+    them in refusals. `rewrite` turns other tools' flags into the verb's own before the parse
+    (or refuses them), for the words before `--`.
     """
 
     verb: str
@@ -158,6 +159,7 @@ class Command(NamedTuple):
     most_words: int | None = 0
     forwards: bool = False
     sections: tuple[Section, ...] = ()
+    rewrite: Callable[[Command, Sequence[str]], list[str]] | None = None
 
     def flag(self, name: str) -> Flag | None:
         """The table row called `name`."""
@@ -238,6 +240,8 @@ def parse(command: Command, argv: Sequence[str]) -> ParsedArgs:
     own, forwarded = split_forwarded(argv)
     if any(arg in HELP_FLAGS for arg in own):
         return ParsedArgs(command.verb, help=True)
+    if command.rewrite is not None:
+        own = command.rewrite(command, own)
     words, tokens = _sort_tokens(command, own)
     if forwarded is not None and not command.forwards:
         _refuse(command, f"vx {command.verb} forwards no arguments: drop the -- and what follows")
@@ -260,7 +264,15 @@ def unknown_flag(name: str, known: Sequence[str]) -> str:
     if name == "--json" and "--format" in known:
         return "unknown flag: --json (did you mean --format json?)"
     near = did_you_mean(name, known)
+    if near is not None and _opposites(name, near):
+        near = None
     return f"unknown flag: {clip(name)}" + (f" (did you mean {near}?)" if near else "")
+
+
+def _opposites(a: str, b: str) -> bool:
+    """Two flags that say the reverse of each other: never each other's did-you-mean."""
+    pairs = (("include", "exclude"), ("--no-", "--"), ("enable", "disable"), ("with-", "without-"))
+    return any(a.replace(x, y) == b or a.replace(y, x) == b for x, y in pairs)
 
 
 def _sort_tokens(command: Command, own: list[str]) -> tuple[list[str], list[str]]:

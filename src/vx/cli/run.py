@@ -7,8 +7,9 @@ import sys
 import time
 from typing import TYPE_CHECKING, NamedTuple
 
+from vx.cli import foreign
 from vx.cli.parser import Command, Flag, Number, Section, Takes
-from vx.cli.settings import FORMAT_FLAG, OutputFormat, output_format
+from vx.cli.settings import FILTER_FLAG, FORMAT_FLAG, OutputFormat, output_format
 from vx.errors import ErrorCode, UserError
 
 if TYPE_CHECKING:
@@ -24,113 +25,116 @@ CONTINUE_MODES = ("never", "deps-ok", "always")
 OUTPUT_LOGS = ("full", "errors-only", "hash-only", "none")
 DRY_FORMATS = ("text", "json")
 
+FLAGS = (
+    Flag("--all", "select every project that declares the task"),
+    FILTER_FLAG,
+    Flag(
+        "--exclude-dependencies",
+        "drop dependsOn edges: all of them, or only the tasks with these comma-separated names",
+        Takes.OPTIONAL,
+        metavar="<names>",
+    ),
+    Flag(
+        "--concurrency",
+        "how many tasks execute at once: a count or a share of the CPUs (50%); default:"
+        " the workspace's concurrency, else the CPUs vx may use (cgroup quota included)",
+        Takes.VALUE,
+        metavar="<n|n%>",
+        number=Number.INT_OR_PERCENT,
+        minimum=1,
+    ),
+    Flag(
+        "--continue",
+        "what a failure takes down: never (stop), deps-ok (its dependants; the default),"
+        " always (nothing; what a bare --continue means)",
+        Takes.OPTIONAL,
+        metavar="never|deps-ok|always",
+        choices=CONTINUE_MODES,
+        bare="always",
+    ),
+    Flag(
+        "--retry",
+        "re-run a failed task up to n more times (a task's exec.retries wins)",
+        Takes.VALUE,
+        metavar="<n>",
+        number=Number.INT,
+    ),
+    Flag(
+        "--timeout",
+        "default per-task timeout in ms for tasks without exec.timeout (for a persistent"
+        " task: how long it may take to become ready)",
+        Takes.VALUE,
+        metavar="<ms>",
+        number=Number.INT,
+        minimum=1,
+    ),
+    Flag(
+        "--output-logs",
+        "how much task output prints (default: chosen by the flow)",
+        Takes.VALUE,
+        choices=OUTPUT_LOGS,
+    ),
+    Flag(
+        "--verbosity",
+        "1 or more adds a per-task table above the footer",
+        Takes.VALUE,
+        metavar="<n>",
+        number=Number.INT,
+    ),
+    Flag("--force", "re-run every task (no cache reads) and refresh the cache"),
+    Flag("--no-cache", "no cache reads or writes; declared outputs are left alone"),
+    Flag(
+        "--cache",
+        "per-layer reads and writes, e.g. local:r or local:rw,remote:",
+        Takes.VALUE,
+        metavar="<spec>",
+    ),
+    Flag(
+        "--cache-dir",
+        "keep the whole cache in this directory (relative to the current one)",
+        Takes.VALUE,
+        metavar="<path>",
+        no_dash=True,
+    ),
+    Flag(
+        "--summarize",
+        "write the run's JSON record to <cacheDir>/runs/<runId>.json, or to <path>",
+        Takes.OPTIONAL,
+        metavar="<path>",
+        empty_is_bare=True,
+    ),
+    Flag(
+        "--dry",
+        "print every task's key and predicted cache status, and the predicted time;"
+        " run nothing (json: one document on stdout, schemas/plan.json)",
+        Takes.OPTIONAL,
+        choices=DRY_FORMATS,
+        bare="text",
+    ),
+    Flag(
+        "--graph",
+        "print the task graph as Graphviz DOT, coloured by predicted cache status, or"
+        " write it to <path>; run nothing",
+        Takes.OPTIONAL,
+        metavar="<path>",
+        empty_is_bare=True,
+    ),
+    Flag(
+        "--tag",
+        "label this run in the history (repeatable)",
+        Takes.VALUE,
+        metavar="<k=v>",
+        repeat=True,
+    ),
+    FORMAT_FLAG,
+)
 COMMAND = Command(
     "run",
-    flags=(
-        Flag("--all", "select every project that declares the task"),
-        Flag(
-            "--exclude-dependencies",
-            "drop dependsOn edges: all of them, or only the tasks with these comma-separated names",
-            Takes.OPTIONAL,
-            metavar="<names>",
-        ),
-        Flag(
-            "--concurrency",
-            "how many tasks execute at once: a count or a share of the CPUs (50%); default:"
-            " the workspace's concurrency, else the CPUs vx may use (cgroup quota included)",
-            Takes.VALUE,
-            metavar="<n|n%>",
-            number=Number.INT_OR_PERCENT,
-            minimum=1,
-        ),
-        Flag(
-            "--continue",
-            "what a failure takes down: never (stop), deps-ok (its dependants; the default),"
-            " always (nothing; what a bare --continue means)",
-            Takes.OPTIONAL,
-            metavar="never|deps-ok|always",
-            choices=CONTINUE_MODES,
-            bare="always",
-        ),
-        Flag(
-            "--retry",
-            "re-run a failed task up to n more times (a task's exec.retries wins)",
-            Takes.VALUE,
-            metavar="<n>",
-            number=Number.INT,
-        ),
-        Flag(
-            "--timeout",
-            "default per-task timeout in ms for tasks without exec.timeout (for a persistent"
-            " task: how long it may take to become ready)",
-            Takes.VALUE,
-            metavar="<ms>",
-            number=Number.INT,
-            minimum=1,
-        ),
-        Flag(
-            "--output-logs",
-            "how much task output prints (default: chosen by the flow)",
-            Takes.VALUE,
-            choices=OUTPUT_LOGS,
-        ),
-        Flag(
-            "--verbosity",
-            "1 or more adds a per-task table above the footer",
-            Takes.VALUE,
-            metavar="<n>",
-            number=Number.INT,
-        ),
-        Flag("--force", "re-run every task (no cache reads) and refresh the cache"),
-        Flag("--no-cache", "no cache reads or writes; declared outputs are left alone"),
-        Flag(
-            "--cache",
-            "per-layer reads and writes, e.g. local:r or local:rw,remote:",
-            Takes.VALUE,
-            metavar="<spec>",
-        ),
-        Flag(
-            "--cache-dir",
-            "keep the whole cache in this directory (relative to the current one)",
-            Takes.VALUE,
-            metavar="<path>",
-            no_dash=True,
-        ),
-        Flag(
-            "--summarize",
-            "write the run's JSON record to <cacheDir>/runs/<runId>.json, or to <path>",
-            Takes.OPTIONAL,
-            metavar="<path>",
-            empty_is_bare=True,
-        ),
-        Flag(
-            "--dry",
-            "print every task's key and predicted cache status, and the predicted time;"
-            " run nothing (json: one document on stdout, schemas/plan.json)",
-            Takes.OPTIONAL,
-            choices=DRY_FORMATS,
-            bare="text",
-        ),
-        Flag(
-            "--graph",
-            "print the task graph as Graphviz DOT, coloured by predicted cache status, or"
-            " write it to <path>; run nothing",
-            Takes.OPTIONAL,
-            metavar="<path>",
-            empty_is_bare=True,
-        ),
-        Flag(
-            "--tag",
-            "label this run in the history (repeatable)",
-            Takes.VALUE,
-            metavar="<k=v>",
-            repeat=True,
-        ),
-        FORMAT_FLAG,
-    ),
+    flags=FLAGS,
     words="task",
     most_words=None,
     forwards=True,
+    rewrite=foreign.rewrite,
     sections=(
         Section(
             "Selection",
@@ -138,7 +142,26 @@ COMMAND = Command(
                 ("(default)", "the project holding the current directory, and its dependsOn"),
                 ("PKG#TASK", "that project's task; //#TASK is the root project's"),
                 ("--all", "every project that declares the task"),
+                ("--filter P", "the projects P selects (below), instead of the current one"),
                 ("-- ARGS", "forwarded, shell-quoted, to the requested tasks' commands"),
+            ),
+        ),
+        Section(
+            "Filters (--filter, repeatable; every include first, then every ! exclude)",
+            (
+                ("NAME, @scope/*", "by package name; * matches any run, / included"),
+                ("NAME without its scope", "the one scoped package of that name (ui: @acme/ui)"),
+                ("apps/*", "a name with a / that matches no package is a directory"),
+                ("./DIR, {DIR}", "the project at DIR, else the projects under it"),
+                ("./GLOB", "projects whose dir matches (** also matches zero dirs)"),
+                (". and //", "the root project (., when the root is none: every project)"),
+                ("tag:PATTERN", "projects whose config tags match"),
+                ("X... / X^...", "X and what it depends on / only what it depends on"),
+                ("...X / ...^X", "X and its dependents / only its dependents"),
+                ("...X...", "X, its dependents, and what all of them depend on"),
+                ("[REF], X[REF]", "projects (of X) with files changed since REF's merge base"),
+                ("X...[REF]", "X when it or something it depends on changed since REF"),
+                ("!X", "leave out what X selects"),
             ),
         ),
         Section(
@@ -173,8 +196,11 @@ COMMAND = Command(
                 ("vx run build --force", "rebuild everything and refresh the cache"),
                 ("vx run build --dry", "what would run and what would restore, and how long"),
                 ("vx run build --graph | dot -Tsvg", "draw the task graph"),
+                ("vx run build --filter '...@acme/core'", "core and everything depending on it"),
+                ("vx run test --filter '[main]'", "where files changed since main"),
             ),
         ),
+        foreign.help_section(f.name for f in FLAGS),
     ),
 )
 
@@ -221,6 +247,7 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
         tasks=args.words,
         cwd=cwd,
         all=args.switch("all"),
+        filters=args.texts("filter"),
         forward=args.forwarded or (),
         exclude_dependencies=excluded,
         concurrency=None if amount is None else str(amount),

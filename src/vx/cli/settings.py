@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 from vx.cli.parser import Flag, Takes
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from vx.cli.parser import ParsedArgs
@@ -25,6 +27,17 @@ FORMAT_FLAG = Flag(
     "json prints one JSON document on stdout (its schema ships in schemas/)",
     Takes.VALUE,
     choices=tuple(OutputFormat),
+)
+
+
+FILTER_FLAG = Flag(
+    "--filter",
+    "select projects: a name (* matches any run), tag:<t>, ./<dir>, {<dir>}, //, [<ref>];"
+    " ... adds dependencies after, dependents before; ^ leaves the match out; ! excludes"
+    " (repeatable; every include, then every exclude)",
+    Takes.VALUE,
+    metavar="<pattern>",
+    repeat=True,
 )
 
 
@@ -61,8 +74,14 @@ class VersionSettings(NamedTuple):
 
 
 class ShowSettings(NamedTuple):
-    """`vx show [TARGET]`: what to show, in which format, from which directory."""
+    """`vx show [TARGET]`: what to show, in which format, from which directory.
+
+    `filters` narrow the list, or a task's projects, to what `vx run --filter` would select;
+    `env` is what git runs with when a filter names a ref.
+    """
 
     target: str | None
     format: OutputFormat
     cwd: Path
+    filters: tuple[str, ...] = ()
+    env: Mapping[str, str] = MappingProxyType({})

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vx.cli.parser import Command, Section
-from vx.cli.settings import FORMAT_FLAG, OutputFormat, ShowSettings, output_format
+from vx.cli.settings import FILTER_FLAG, FORMAT_FLAG, OutputFormat, ShowSettings, output_format
 from vx.errors import ErrorCode, UserError
 from vx.ids import ROOT, TaskId, is_task_id
 from vx.util.fuzzy import did_you_mean, listing
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 COMMAND = Command(
     "show",
-    flags=(FORMAT_FLAG,),
+    flags=(FILTER_FLAG, FORMAT_FLAG),
     words="target",
     most_words=None,
     sections=(
@@ -34,6 +34,7 @@ COMMAND = Command(
                 ("PROJECT", "that project's tasks, every field a run reads (// is the root)"),
                 ("PROJECT#TASK", "one task of one project"),
                 ("TASK", "that task in every project that declares it"),
+                ("--filter P", "only the projects vx run --filter P selects (the list, or TASK)"),
             ),
         ),
         Section(
@@ -43,6 +44,7 @@ COMMAND = Command(
                 ("vx show app", ""),
                 ("vx show app#build", ""),
                 ("vx show test --format json", ""),
+                ("vx show --filter '...@acme/core'", "core and every project that depends on it"),
             ),
         ),
     ),
@@ -62,7 +64,7 @@ class Shown:
         return any(t.default for t in self.tasks)
 
 
-def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> ShowSettings:  # noqa: ARG001
+def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> ShowSettings:
     """One target at most; Nx's `show project NAME` is answered with ours."""
     words = args.words
     if len(words) == 2 and words[0] == "project":
@@ -79,7 +81,13 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> ShowSettings
         raise UserError(
             ErrorCode.USAGE, "vx show: the target is empty — omit it to list every project"
         )
-    return ShowSettings(target, output_format(args), cwd)
+    filters = args.texts("filter")
+    if filters and target is not None and is_task_id(target):
+        raise UserError(
+            ErrorCode.USAGE,
+            f"vx show: --filter narrows a list; {clip(target)} is one task already — drop --filter",
+        )
+    return ShowSettings(target, output_format(args), cwd, filters, env)
 
 
 def execute(settings: ShowSettings, streams: Streams) -> int:
@@ -89,7 +97,8 @@ def execute(settings: ShowSettings, streams: Streams) -> int:
     ws = load_workspace(settings.cwd)
     for note in ws.notes:
         streams.err.write(f"note: {note}\n")
-    shown = _shown(ws)
+    full = _shown(ws)
+    shown = _filtered(ws, full, settings) if settings.filters else full
     as_json = settings.format is OutputFormat.JSON
     if settings.target is None:
         doc: Any = [_list_entry(s) for s in shown.values()]
@@ -98,7 +107,12 @@ def execute(settings: ShowSettings, streams: Streams) -> int:
         doc = {"name": one.project.name, "dir": one.project.rel_dir, "config": _config(one)}
         text = _project_text(one)
     else:
-        picked = _tasks(ws, shown, settings.target)
+        target = settings.target
+        declared = any(t.name == target for s in full.values() for t in s.tasks)
+        narrowed_away = declared and not any(
+            t.name == target for s in shown.values() for t in s.tasks
+        )
+        picked = [] if narrowed_away else _tasks(ws, shown, target)
         entries = [_task_entry(s.project, t) for s, t in picked]
         doc = entries[0] if is_task_id(settings.target) else entries
         text = "\n".join(_header(s.project) + "\n" + _task_text(t) for s, t in picked)
@@ -118,6 +132,32 @@ def _shown(ws: Workspace) -> dict[str, Shown]:
             tasks = tuple(sorted((*tasks, default), key=lambda t: t.name))
         out[p.name] = Shown(p, tasks)
     return out
+
+
+def _filtered(ws: Workspace, shown: dict[str, Shown], settings: ShowSettings) -> dict[str, Shown]:
+    """The projects `vx run --filter` would select. Beside a task name, one of them must
+    declare it, unless a `[<ref>]` chose them (then nothing changed may be the answer)."""
+    from vx.graph.select import filter_scope
+
+    target = settings.target
+    if target is not None and (target == ROOT or target in shown):
+        raise UserError(
+            ErrorCode.USAGE,
+            f"vx show: --filter narrows a list; {clip(target)} is one project"
+            " — drop --filter, or name a task",
+        )
+    chosen = filter_scope(ws, settings.filters, env=settings.env)
+    kept = {name: s for name, s in shown.items() if name in chosen.projects}
+    if target is None:
+        return kept
+    declares = sorted(n for n, s in shown.items() if any(t.name == target for t in s.tasks))
+    if declares and not chosen.by_ref and not any(n in kept for n in declares):
+        raise UserError(
+            ErrorCode.UNKNOWN_TASK,
+            f'vx show: no project the filters select declares "{clip(target)}";'
+            f" declared by: {listing(declares)}",
+        )
+    return kept if declares else shown
 
 
 def _default_builds(ws: Workspace) -> frozenset[str]:

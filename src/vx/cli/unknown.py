@@ -146,16 +146,25 @@ def _run_with(*flags: str) -> Callable[[Sequence[str]], str]:
     return answer
 
 
+def _affected(rest: Sequence[str]) -> str:
+    """Nx's `affected -t T [--base B]`: T where files changed since B's merge base, and in what
+    depends on those projects."""
+    tasks, _ = _nx_words(rest)
+    base = "main"
+    for i, token in enumerate(rest):
+        name, eq, value = token.partition("=")
+        if name == "--base":
+            base = value if eq else (rest[i + 1] if i + 1 < len(rest) else base)
+    return f"use vx run {_command([*(tasks or ['TASK']), '--filter', f'...[{base}]'])}"
+
+
 def _say(text: str) -> Callable[[Sequence[str]], str]:
     return lambda _rest: text
 
 
 FOREIGN: dict[str, Callable[[Sequence[str]], str]] = {
     "run-many": _run_with("--all"),
-    "affected": lambda rest: (
-        _run_with("--all")(rest)
-        + " (vx does not pick tasks by git changes yet; unchanged tasks come from the cache)"
-    ),
+    "affected": _affected,
     "graph": _say("vx show TASK prints each project's task with its dependsOn edges"),
     "query": _say("vx show --format json prints every project and its tasks as JSON"),
     "ls": _say("vx show lists every project"),

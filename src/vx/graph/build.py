@@ -69,6 +69,13 @@ class ProjectIndex:
             return self.root
         return self.by_name.get(name)
 
+    def scoped(self, name: str) -> list[Project]:
+        """The scoped packages `name` is the scope-less name of (`zod` for `@acme/zod`)."""
+        if name.startswith("@") or "/" in name:
+            return []
+        tail = "/" + name
+        return [p for n, p in self.by_name.items() if n.startswith("@") and n.endswith(tail)]
+
     def task(self, project: Project, name: str) -> TaskDef | None:
         """The task `name` of `project`: declared, or the default build when it declares none."""
         declared = project.tasks.get(name)

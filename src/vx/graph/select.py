@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from vx.errors import ErrorCode, UserError
 from vx.graph.build import ProjectIndex
+from vx.graph.deps import DepKind, parse_dep
 from vx.ids import ROOT, TaskId, is_task_id
 from vx.util.fuzzy import did_you_mean, listing
 from vx.util.text import clip
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from vx.graph.model import TaskGraph
     from vx.workspace.model import Workspace
@@ -41,6 +42,57 @@ class Selection:
     roots: tuple[TaskId, ...]
     requested: frozenset[TaskId]
     undeclared: tuple[str, ...] = ()
+
+
+class FilterScope(NamedTuple):
+    """The projects `--filter` values select; `by_ref` when a `[<ref>]` (a git diff) chose them."""
+
+    projects: frozenset[str]
+    by_ref: bool
+    notes: tuple[str, ...] = ()
+
+
+def filter_scope(ws: Workspace, texts: Sequence[str], *, env: Mapping[str, str]) -> FilterScope:
+    """Evaluate `--filter` values over the package graph and the cross-project dependsOn edges.
+
+    Each ref is asked of git once, however many filters name it.
+    """
+    from vx.workspace.changes import changed_projects, changes_since, check_ref
+    from vx.workspace.filter import evaluate, parse_filters
+
+    expr = parse_filters(texts)
+    seen: dict[str, frozenset[str]] = {}
+
+    def changed(ref: str) -> frozenset[str]:
+        if ref not in seen:
+            base = check_ref(ref, what=f'--filter "[{ref}]"')
+            seen[ref] = changed_projects(ws, changes_since(ws.root, base, env=env).paths)
+        return seen[ref]
+
+    result = evaluate(ws, expr, edges=selection_edges(ws), changed=changed)
+    by_ref = any(s.ref is not None for s in expr if not s.exclude)
+    return FilterScope(result.projects, by_ref, result.notes)
+
+
+def selection_edges(ws: Workspace) -> Mapping[str, tuple[str, ...]]:
+    """Project → the projects it builds on: its manifest's workspace dependencies, and every
+    project a `pkg#task` or `//#task` entry of its dependsOn names, as the task graph sees them.
+    """
+    index = ProjectIndex(ws)
+    edges: dict[str, set[str]] = {p.name: set(ws.package_deps.get(p.name, ())) for p in ws.projects}
+    for project in ws.projects:
+        for task in project.tasks.values():
+            for text in task.depends_on:
+                try:
+                    spec = parse_dep(text)
+                except ValueError:
+                    continue  # the graph builder refuses it, naming the file, if a run reaches it
+                if spec.kind is not DepKind.ANCHORED or spec.project is None:
+                    continue
+                target = index.project(spec.project)
+                if target is not None and target.name != project.name:
+                    edges[project.name].add(target.name)
+    return {name: tuple(sorted(deps)) for name, deps in edges.items()}
 
 
 def resolve_requests(
@@ -96,6 +148,8 @@ def _anchored(index: ProjectIndex, word: str, verb: str) -> TaskId | None:
             f'{verb}: "{clip(word)}" names no task: write TASK, PKG#TASK or //#TASK',
         ) from None
     project = index.project(tid.project)
+    if project is None and len(tails := index.scoped(tid.project)) == 1:
+        project = tails[0]  # a scope-less name stands for the one package that carries it
     if project is None or tid.task not in project.tasks:
         return None
     return TaskId(project.name, tid.task)
@@ -122,9 +176,10 @@ class _Hints:
         scoped = self.scope_kind in (ScopeKind.CWD, ScopeKind.FILTER)
         outside = [w for w in missing if scoped and w in self.declarers]
         if outside:
+            widen = "widen the filter" if self.scope_kind is ScopeKind.FILTER else "pass --all"
             parts.append(
                 f"Only projects outside the selection declare {', '.join(map(clip, outside))}"
-                " — pass --all, or name one as pkg#task."
+                f" — {widen}, or name one as pkg#task."
             )
         for word in missing:
             if word in outside:
@@ -151,14 +206,7 @@ class _Hints:
 
     def _nx_spelling(self, word: str) -> str | None:
         """Nx writes `web:build` for `web#build`; a target may carry `:configuration` after it."""
-        name, sep, target = word.partition(":")
-        project = self.index.project(name) if sep else None
-        if project is None:
-            return None
-        for task in (target, target.partition(":")[0]):
-            if task in project.tasks:
-                return f"{name}#{task}"
-        return None
+        return nx_spelling(self.index, word)
 
     def _anchored(self, word: str) -> str:
         tid = TaskId.parse(word)
@@ -166,6 +214,10 @@ class _Hints:
         if guess is not None:
             return self._guess(word, guess)
         project = self.index.project(tid.project)
+        tails = self.index.scoped(tid.project) if project is None else []
+        if len(tails) > 1:
+            specs = listing(sorted(f"{p.name}#{tid.task}" for p in tails), LISTED)
+            return f"Did you mean one of {specs}?"
         if project is None:
             names = listing(sorted(self.index.by_name), LISTED)
             if tid.project == ROOT:
@@ -181,6 +233,23 @@ class _Hints:
         if root is not None and root.name != ROOT:
             specs.extend(f"{ROOT}#{t}" for t in root.tasks)
         return specs
+
+
+def nx_spelling(index: ProjectIndex, word: str) -> str | None:
+    """`web#build` for Nx's `web:build` when web declares build (a `:configuration` after the
+    target is dropped); a scope-less project name stands for its one scoped package."""
+    name, sep, target = word.partition(":")
+    if not sep:
+        return None
+    project = index.project(name)
+    if project is None and len(tails := index.scoped(name)) == 1:
+        project = tails[0]
+    if project is None:
+        return None
+    for task in (target, target.partition(":")[0]):
+        if task in project.tasks:
+            return f"{project.name}#{task}"
+    return None
 
 
 def forward_targets(graph: TaskGraph, args: Sequence[str]) -> frozenset[TaskId]:

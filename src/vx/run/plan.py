@@ -86,7 +86,9 @@ class RunPlan:
 
     `keys` is every task's cache key once the plan has been keyed (`plan_run`, `prepare_run`).
     `plan_run` also predicts: each task's `predictions` under the cache `axes` the options
-    resolve to, and the `forecast` (None when the history could not be read).
+    resolve to, and the `forecast` (None when the history could not be read). `notes` are
+    what selection wants said: a `[<ref>]` filter that left nothing to run, a task name no
+    project it chose declares.
     """
 
     workspace: Workspace
@@ -98,6 +100,7 @@ class RunPlan:
     predictions: Mapping[TaskId, Prediction] | None = None
     forecast: Forecast | None = None
     axes: CacheAxes | None = None
+    notes: tuple[str, ...] = ()
 
     def real(self) -> tuple[PlanNode, ...]:
         """The nodes that are work (no groups), in order: what rows and counters speak of."""

@@ -46,6 +46,9 @@ class RunOptions(NamedTuple):
     `tasks` are words as `vx run` takes them (`build`, `app#test`); with none, `pick` is
     asked for one. `concurrency` is a count, a share of the CPUs (`"50%"`) or None for the
     workspace's setting; `exclude_dependencies` is True for every edge or a set of task names.
+    `filters` are `--filter` values as typed (`"...app"`, `"!docs"`, `"[main]"`), evaluated
+    once the workspace is loaded; with them the filters, not the cwd or `all`, choose where
+    bare task names run.
     `env` is the environment keys and tasks see (the process's when None). `tick` is called
     regularly while tasks run, for a live display. `command` is what the history records.
     """
@@ -53,6 +56,7 @@ class RunOptions(NamedTuple):
     tasks: tuple[str, ...] = ()
     cwd: Path | None = None
     all: bool = False
+    filters: tuple[str, ...] = ()
     forward: tuple[str, ...] = ()
     exclude_dependencies: bool | frozenset[str] = False
     concurrency: int | str | None = None
@@ -212,6 +216,8 @@ def _keys(
 
 def _plan(options: RunOptions, watch: Stopwatch) -> tuple[RunPlan, tuple[str, ...]]:
     """The plan, and the files of the modules loading the workspace imported (`.py` configs)."""
+    import dataclasses
+
     from vx.graph.build import ExcludeDeps, build_graph
     from vx.graph.select import ScopeKind, resolve_requests
     from vx.run.plan import make_plan
@@ -232,16 +238,32 @@ def _plan(options: RunOptions, watch: Stopwatch) -> tuple[RunPlan, tuple[str, ..
     refusal = nested_run_refusal(_env(options), ws.root)
     if refusal:
         raise UserError(ErrorCode.REFUSED, refusal)
+    notes: list[str] = []
+    chosen = None
+    if options.filters:
+        from vx.graph.select import filter_scope
+
+        chosen = filter_scope(ws, options.filters, env=_env(options))
+        notes.extend(chosen.notes)
     words = options.tasks
-    if not words:
+    if not words and (chosen is None or chosen.projects):
         if options.pick is None:
             raise UserError(ErrorCode.USAGE, "vx run: name a task to run (vx run build)")
-        words = (options.pick(ws, cwd),)
-    if options.all:
+        # the picker offers only what the filters selected
+        offered = ws if chosen is None else _narrowed(ws, chosen.projects)
+        words = (options.pick(offered, cwd),)
+    scope: frozenset[str] | None
+    if chosen is not None:
+        scope = chosen.projects
+        kind = ScopeKind.AFFECTED if chosen.by_ref else ScopeKind.FILTER
+    elif options.all:
         scope, kind = None, ScopeKind.ALL
     else:
         scope, kind = _cwd_scope(ws, cwd, words), ScopeKind.CWD
     selection = resolve_requests(ws, words, scope=scope, scope_kind=kind)
+    if selection.undeclared and scope:
+        names = ", ".join(selection.undeclared)
+        notes.append(f"no project the filters selected declares {names}: nothing to run for it")
     excl = options.exclude_dependencies
     exclude = None
     if excl is True or (isinstance(excl, frozenset) and excl):
@@ -249,9 +271,15 @@ def _plan(options: RunOptions, watch: Stopwatch) -> tuple[RunPlan, tuple[str, ..
             all=excl is True, names=excl if isinstance(excl, frozenset) else frozenset()
         )
     graph = build_graph(ws, selection.roots, exclude=exclude)
-    plan = make_plan(ws, graph, options.forward)
+    plan = dataclasses.replace(make_plan(ws, graph, options.forward), notes=tuple(notes))
     watch.mark("plan")
     return plan, imported
+
+
+def _narrowed(ws: Workspace, names: frozenset[str]) -> Workspace:
+    import dataclasses
+
+    return dataclasses.replace(ws, projects=tuple(p for p in ws.projects if p.name in names))
 
 
 def _cwd_scope(ws: Workspace, cwd: Path, words: tuple[str, ...]) -> frozenset[str] | None:
@@ -266,6 +294,18 @@ def _cwd_scope(ws: Workspace, cwd: Path, words: tuple[str, ...]) -> frozenset[st
     bare = [w for w in words if not is_task_id(w)]
     if not bare:
         return frozenset()
+    from vx.graph.build import ProjectIndex
+    from vx.graph.select import nx_spelling
+
+    index = ProjectIndex(ws)
+    for word in bare:
+        spelled = nx_spelling(index, word)
+        if spelled is not None:
+            raise UserError(
+                ErrorCode.UNKNOWN_TASK,
+                f'vx run: "{clip(word)}" is Nx\'s project:target — vx writes it {spelled}:'
+                f" vx run {spelled}",
+            )
     hint = clip(" ".join(bare))
     raise UserError(
         ErrorCode.USAGE,
@@ -310,6 +350,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
         notices.append(
             Notice("[vx] --cache names a remote layer, but no plugin supplies one: it is inert")
         )
+    notices.extend(Notice(f"[vx] {note}") for note in plan.notes)
     cache = LocalCache(plan, keys, store=Store(location.store), index=index, axes=axes)
     watch.mark("git, keys, cache")
     return PreparedRun(
@@ -392,7 +433,7 @@ def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
     whether to die of it (the CLI does). Requested servers hold the call until one exits.
     """
     emit: Sink = sink or (lambda _event: None)
-    if options.warm:
+    if _may_replay(options):
         from vx.run.warm import replay
 
         replayed = replay(options, emit)
@@ -407,6 +448,21 @@ def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
             from vx.events import Notice
 
             emit(Notice(f"[vx] {note}"))
+
+
+def _may_replay(options: RunOptions) -> bool:
+    """The warm path may answer: asked for, and no `[<ref>]` filter, whose answer moves with
+    refs and commits the warm path's fingerprints do not watch."""
+    if not options.warm:
+        return False
+    if not options.filters:
+        return True
+    from vx.workspace.filter import parse_filter
+
+    try:
+        return all(parse_filter(text).ref is None for text in options.filters)
+    except UserError:
+        return False  # the full path refuses it, in its own words
 
 
 def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
@@ -447,7 +503,7 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
         if session.held_servers():
             outcome = _hold(session, outcome, emit)
             _rerecord(prepared, outcome)
-        elif options.warm:
+        elif _may_replay(options):
             from vx.run.warm import remember
 
             remember(prepared, outcome)

@@ -100,6 +100,7 @@ def _shape(options: RunOptions, env: Mapping[str, str]) -> tuple[object, ...]:
         cwd,
         tuple(options.tasks),
         options.all,
+        tuple(options.filters),
         tuple(options.forward),
         excluded if isinstance(excluded, bool) else tuple(sorted(excluded)),
         str(options.concurrency),

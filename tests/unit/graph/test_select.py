@@ -132,7 +132,8 @@ OUTSIDE = "— pass --all, or name one as pkg#task."
             filtered("web", "docs"),
             (
                 "vx run: no projects declare task(s): deploy, tset, zzzzzz."
-                f" Only projects outside the selection declare deploy {OUTSIDE}"
+                " Only projects outside the selection declare deploy"
+                " — widen the filter, or name one as pkg#task."
                 f" Did you mean test (for tset)? {TASKS}"
             ),
         ),
