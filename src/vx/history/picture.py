@@ -40,6 +40,7 @@ height, so a screenshot's bars can be counted by colour."""
 BAR_HEIGHT = 18
 LANE_HEIGHT = 28
 SLOWEST = 8
+MIN_BAR_SHARE = 0.005
 _TASK_HEAD = "<tr><th>Task</th><th>Status</th><th>Cache</th><th>Duration</th></tr>"
 
 _STYLE = f"""
@@ -153,8 +154,11 @@ def _timeline(report: RunReport, critical: frozenset[TaskId]) -> str:
     if not worked:
         return "<p>No task spent time on a worker.</p>"
     spans = {f.id: report.spans[f.id] for f in worked}
-    lanes = assign_lanes(spans)
     end_ns = max([end for _, end in spans.values()] + [int(report.wall_ms * 1e6), 1])
+    # A bar is drawn at least MIN_BAR_SHARE of the run wide; the same again between two on a
+    # lane keeps a short task from touching the next one.
+    apart = int(end_ns * MIN_BAR_SHARE)
+    lanes = assign_lanes({t: (a, max(b, a + apart)) for t, (a, b) in spans.items()}, apart_ns=apart)
     ticks = "".join(
         f'<span style="left:{100 * i / 4:.2f}%">{format_duration(end_ns * i / 4 / 1e6)}</span>'
         for i in range(5)

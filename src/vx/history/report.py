@@ -207,12 +207,15 @@ def _md_cell(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def assign_lanes(spans: Mapping[TaskId, tuple[int, int]]) -> dict[TaskId, int]:
+def assign_lanes(
+    spans: Mapping[TaskId, tuple[int, int]], *, apart_ns: int = 0
+) -> dict[TaskId, int]:
     """A lane (from 1) per span, no two overlapping spans on one lane, as few lanes as may be.
 
     The scheduler does not say which worker ran a task, so the lanes are rebuilt from the
     spans: taken in start order, each goes to the lowest lane free by then. The count is the
-    run's peak concurrency, and a lane reads as one worker's timeline.
+    run's peak concurrency, and a lane reads as one worker's timeline. `apart_ns` keeps a
+    lane busy that much longer after each span (a drawing's bars need room between them).
     """
     free: list[int] = []
     busy: list[tuple[int, int]] = []
@@ -227,7 +230,7 @@ def assign_lanes(spans: Mapping[TaskId, tuple[int, int]]) -> dict[TaskId, int]:
             opened += 1
             lane = opened
         lanes[tid] = lane
-        heapq.heappush(busy, (end, lane))
+        heapq.heappush(busy, (end + apart_ns, lane))
     return lanes
 
 
