@@ -160,6 +160,7 @@ def is_bar(pixels: set[tuple[int, int]]) -> bool:
 
 
 def test_the_page_draws_one_bar_per_task_in_its_outcomes_colour(workspace, vx, tmp_path) -> None:
+    needs_chromium()
     ws = workspace(
         tree(
             {
