@@ -13,11 +13,15 @@ from vx.cli.settings import FILTER_FLAG, FORMAT_FLAG, OutputFormat, output_forma
 from vx.errors import ErrorCode, UserError
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from pathlib import Path
 
+    from vx.cli.artifacts import Artifacts
     from vx.cli.parser import ParsedArgs
     from vx.cli.settings import Streams
+    from vx.events import Event
+    from vx.output.console import Console
+    from vx.output.render import Renderer
     from vx.run.prepare import RunOptions
     from vx.workspace.model import Workspace
 
@@ -120,6 +124,29 @@ FLAGS = (
         empty_is_bare=True,
     ),
     Flag(
+        "--profile",
+        "write a Chrome trace of the run, one lane per worker, to profile.json or <path>",
+        Takes.OPTIONAL,
+        metavar="<path>",
+        empty_is_bare=True,
+    ),
+    Flag(
+        "--report",
+        "print a markdown report above the footer; html: write the run as a picture to"
+        " report.html or <path> (repeatable: --report --report=html asks for both)",
+        Takes.OPTIONAL,
+        metavar="markdown|html[=<path>]",
+        repeat=True,
+        bare="markdown",
+    ),
+    Flag(
+        "--report-file",
+        "append the markdown report to <path> (the form for $GITHUB_STEP_SUMMARY)",
+        Takes.VALUE,
+        metavar="<path>",
+        no_dash=True,
+    ),
+    Flag(
         "--tag",
         "label this run in the history (repeatable)",
         Takes.VALUE,
@@ -198,6 +225,8 @@ COMMAND = Command(
                 ("vx run build --graph | dot -Tsvg", "draw the task graph"),
                 ("vx run build --filter '...@acme/core'", "core and everything depending on it"),
                 ("vx run test --filter '[main]'", "where files changed since main"),
+                ('vx run ci --report-file="$GITHUB_STEP_SUMMARY"', "a CI step summary"),
+                ("vx run build --report=html", "the run as a picture in report.html"),
             ),
         ),
         foreign.help_section(f.name for f in FLAGS),
@@ -220,6 +249,7 @@ class RunSettings(NamedTuple):
     env: Mapping[str, str]
     dry: str | None = None
     graph: str | None = None
+    artifacts: Artifacts | None = None
 
     @property
     def plans(self) -> bool:
@@ -229,6 +259,7 @@ class RunSettings(NamedTuple):
 
 def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
     """Fold the flags into the engine's RunOptions; nothing here reads the workspace."""
+    from vx.cli.artifacts import artifacts
     from vx.run.prepare import RunOptions
 
     exclude = args.text("exclude-dependencies")
@@ -242,7 +273,9 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
     summarize = args.text("summarize") if args.given("summarize") else None
     dry = args.text("dry")
     graph = args.text("graph")
-    _refuse_planning_clashes(dry, graph, summarize=summarize, fmt=fmt)
+    wanted = artifacts(args.text("profile"), args.texts("report"), args.text("report-file"))
+    writes = "--summarize" if summarize is not None else wanted.asked
+    _refuse_planning_clashes(dry, graph, writes=writes, fmt=fmt)
     options = RunOptions(
         tasks=args.words,
         cwd=cwd,
@@ -263,7 +296,7 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
         command=" ".join(("vx", "run", *args_words(args))),
         env=env,
         timing=bool(env.get("VX_TIMING")),
-        warm=fmt is OutputFormat.PRETTY and summarize is None and env.get("VX_WARM") != "0",
+        warm=fmt is OutputFormat.PRETTY and writes is None and env.get("VX_WARM") != "0",
     )
     return RunSettings(
         options=options,
@@ -274,11 +307,12 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
         env=env,
         dry=dry,
         graph=graph,
+        artifacts=wanted if wanted.asked else None,
     )
 
 
 def _refuse_planning_clashes(
-    dry: str | None, graph: str | None, *, summarize: str | None, fmt: OutputFormat
+    dry: str | None, graph: str | None, *, writes: str | None, fmt: OutputFormat
 ) -> None:
     """`--dry` and `--graph` each run nothing: with each other, with a flag that writes about
     a run, or with another product on stdout, one of the two asks is refused."""
@@ -287,8 +321,8 @@ def _refuse_planning_clashes(
     planner = "--dry" if dry is not None else "--graph" if graph is not None else None
     if planner is None:
         return
-    if summarize is not None:
-        msg = f"--summarize writes about a run, and {planner} runs nothing: drop one of them"
+    if writes is not None:
+        msg = f"{writes} writes about a run, and {planner} runs nothing: drop one of them"
         raise UserError(ErrorCode.USAGE, msg)
     if fmt is OutputFormat.JSON and dry == "text":
         msg = "--format json prints a run's summary; for the plan as JSON use --dry=json"
@@ -368,10 +402,20 @@ def execute(settings: RunSettings, streams: Streams) -> int:
         tick=lambda: renderer.tick(time.monotonic()),
         pick=lambda ws, cwd: _pick(ws, cwd, json_out=json_out, streams=streams),
     )
+    wanted = settings.artifacts
+    here = options.cwd or _cwd()
+    sink: Callable[[Event], None] = renderer.handle
+    if wanted is not None and wanted.wants_markdown:
+        sink = _with_report(wanted, renderer, err, cwd=here)
     try:
-        outcome = run(options, renderer.handle)
+        outcome = run(options, sink)
     finally:
         renderer.close()
+    if wanted is not None and outcome.plan is not None:
+        from vx.cli.artifacts import write_files
+
+        for line in write_files(wanted, outcome, cwd=here):
+            err.write(line + "\n")
     if json_out and outcome.plan is not None:
         from vx.run.summary import summary_document
 
@@ -381,6 +425,32 @@ def execute(settings: RunSettings, streams: Streams) -> int:
 
         die_of_signal(outcome.signal, streams=(streams.out, streams.err))
     return outcome.exit_code
+
+
+def _with_report(
+    wanted: Artifacts, renderer: Renderer, err: Console, *, cwd: Path
+) -> Callable[[Event], None]:
+    """The renderer's sink, with the markdown report read off the events as they pass."""
+    from vx.cli.artifacts import markdown_sink
+
+    tap = markdown_sink(
+        wanted,
+        cwd=cwd,
+        above_footer=renderer.above_footer,
+        note=lambda line: err.write(line + "\n"),
+    )
+
+    def sink(event: Event) -> None:
+        tap(event)
+        renderer.handle(event)
+
+    return sink
+
+
+def _cwd() -> Path:
+    from pathlib import Path
+
+    return Path.cwd()
 
 
 def _pick(ws: Workspace, cwd: Path, *, json_out: bool, streams: Streams) -> str:

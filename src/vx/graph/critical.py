@@ -64,6 +64,32 @@ def longest_remaining(
     return priority
 
 
+def critical_path(
+    order: Sequence[TaskId],
+    dependents: Mapping[TaskId, Sequence[TaskId]],
+    chains: Mapping[TaskId, float],
+    cost: Mapping[TaskId, float],
+) -> tuple[TaskId, ...]:
+    """The chain `longest_remaining` measured as longest, dependencies first.
+
+    It starts at the first id in `order` whose chain is the longest and follows the costliest
+    dependant each time; only the ids that carry a cost are kept (a group on the chain is not
+    work). Empty when nothing costs anything.
+    """
+    wall = max(chains.values(), default=0.0)
+    if wall <= 0:
+        return ()
+    here: TaskId | None = next(t for t in order if chains.get(t, 0.0) == wall)
+    path: list[TaskId] = []
+    while here is not None:
+        if here in cost:
+            path.append(here)
+        after = dependents.get(here, ())
+        best = max(after, key=lambda t: chains.get(t, 0.0), default=None)
+        here = best if best is not None and chains.get(best, 0.0) > 0 else None
+    return tuple(path)
+
+
 def median(values: list[float]) -> float:
     """The middle of `values` (the mean of the two middles for an even count); not empty."""
     ordered = sorted(values)

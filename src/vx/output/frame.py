@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 from vx.events import Stream, TaskStatus
 from vx.output import style as palette
 from vx.output.console import strip_ansi
-from vx.output.rows import format_duration, look, paint_outcome
+from vx.output.rows import look, paint_outcome
+from vx.util.words import format_duration
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from vx.output import style as palette
-from vx.output.rows import format_duration
 from vx.output.summary import bar_cells, label_row, rule, task_meters
+from vx.util.words import format_duration
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

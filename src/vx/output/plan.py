@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vx.events import PlanStatus
-from vx.output.rows import format_duration
 from vx.output.style import LOCAL, MISS, NO_CACHE, RESET, sgr
+from vx.util.words import format_duration
 
 if TYPE_CHECKING:
     from vx.events import AffectedReason

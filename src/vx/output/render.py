@@ -18,10 +18,11 @@ from vx.events import (
 from vx.output.console import AnsiStripper
 from vx.output.frame import frame_close, live_open, render_frame, wrote_something
 from vx.output.live import LiveRegion, LiveState, WorkerSlots, region_lines, worker_rows
-from vx.output.rows import format_duration, format_hash_line, format_row, outcome_word
+from vx.output.rows import format_hash_line, format_row, outcome_word
 from vx.output.style import Style
 from vx.output.summary import Tally, footer, gha_error, gha_fence, gha_group
 from vx.output.visibility import Column, Flow, OutputLogs, Shape, column_for, shape_for
+from vx.util.words import format_duration
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -105,6 +106,7 @@ class Renderer:
         self._done = False
         self._serving: set[TaskId] = set()
         self._partial: dict[TaskId, str] = {}
+        self._above_footer: list[str] = []
 
     def handle(self, event: Event) -> None:
         match event:
@@ -124,6 +126,10 @@ class Renderer:
                 self._on_run_started(event)
             case RunFinished():
                 self._on_run_finished(event)
+
+    def above_footer(self, text: str) -> None:
+        """Print `text` just above the footer (a `--report`): nothing comes below the footer."""
+        self._above_footer.append(text)
 
     def tick(self, now: float) -> None:
         """Redraw the live region if something changed or a task's clock moved, floor permitting."""
@@ -239,6 +245,8 @@ class Renderer:
             table = sorted(self._finished, key=lambda f: f.id)
             rows = "".join(format_row(f, self._style) + "\n" for f in table)
             self._write(self._blank_before() + rows)
+        for text in self._above_footer:
+            self._write(self._blank_before() + text)
         s = self._settings
         text = footer(
             self._tally,

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
-import signal
 from typing import TYPE_CHECKING, NamedTuple
 
 from vx.events import CacheOutcome, TaskStatus
 from vx.output import style as palette
+from vx.util.words import exit_detail, format_duration
 
 if TYPE_CHECKING:
     from vx.events import TaskFinished
@@ -72,42 +71,9 @@ def look(finished: TaskFinished) -> Look:
     return found if found is not None else OUTCOMES[(finished.status, _ANY)]
 
 
-def format_duration(ms: float) -> str:
-    """`4ms` under a second, `5.20s` under a minute, then `1m 3s`, and `2h 5m` past an hour."""
-    ms = max(ms, 0.0)
-    if ms < 999.5:
-        return f"{math.floor(ms + 0.5)}ms"
-    if ms < 59_995:
-        return f"{ms / 1000:.2f}s"
-    seconds = math.floor(ms / 1000 + 0.5)
-    if seconds < 3600:
-        return f"{seconds // 60}m {seconds % 60}s"
-    return f"{seconds // 3600}h {seconds % 3600 // 60}m"
-
-
 def failure_detail(finished: TaskFinished) -> str:
     """What a failure's label holds in parentheses: `exit 1`, `exit 137, 128 + SIGKILL`, …"""
-    code = finished.exit_code
-    if code is not None and code < 0:
-        code = 128 - code
-    parts: list[str] = []
-    if finished.reason:
-        parts.append(finished.reason)
-    elif finished.timed_out:
-        parts.append("timed out")
-    if code is not None:
-        exit_text = f"exit {code}"
-        if code > 128 and not finished.timed_out:
-            exit_text += f", 128 + {_signal_name(code - 128)}"
-        parts.append(exit_text)
-    return ", ".join(parts)
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
+    return exit_detail(finished.exit_code, reason=finished.reason, timed_out=finished.timed_out)
 
 
 def outcome_word(finished: TaskFinished) -> str:

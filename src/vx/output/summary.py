@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from vx.events import CacheOutcome, TaskStatus
 from vx.output import style as palette
-from vx.output.rows import format_duration
+from vx.util.words import format_duration
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

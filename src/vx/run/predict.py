@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from vx.events import PlanStatus
-from vx.graph.critical import longest_remaining, median
+from vx.graph.critical import critical_path, longest_remaining, median
 from vx.run.plan import Forecast, Prediction
 
 if TYPE_CHECKING:
@@ -80,23 +80,8 @@ def forecast(plan: RunPlan, predictions: Mapping[TaskId, Prediction]) -> Forecas
     chains = longest_remaining(plan.order, plan.graph.deps, cost)
     wall = max(chains.values(), default=0.0)
     return Forecast(
-        wall, sum(cost.values(), 0.0), unknown, _critical_path(plan, chains, cost, wall)
+        wall,
+        sum(cost.values(), 0.0),
+        unknown,
+        critical_path(plan.order, plan.graph.dependents, chains, cost),
     )
-
-
-def _critical_path(
-    plan: RunPlan, chains: Mapping[TaskId, float], cost: Mapping[TaskId, float], wall: float
-) -> tuple[TaskId, ...]:
-    """Follow the chain `wall` measures from its first task, through the costliest dependant
-    each time; the tasks on it that carry a cost, dependencies first."""
-    if wall <= 0:
-        return ()
-    here: TaskId | None = next(t for t in plan.order if chains.get(t, 0.0) == wall)
-    path: list[TaskId] = []
-    while here is not None:
-        if here in cost:
-            path.append(here)
-        after = plan.graph.dependents.get(here, ())
-        best = max(after, key=lambda t: chains.get(t, 0.0), default=None)
-        here = best if best is not None and chains.get(best, 0.0) > 0 else None
-    return tuple(path)
