@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, NamedTuple, TextIO
 from vx.cli.parser import Flag, Takes
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from vx.cli.parser import ParsedArgs
@@ -25,6 +26,15 @@ FORMAT_FLAG = Flag(
     "json prints one JSON document on stdout (its schema ships in schemas/)",
     Takes.VALUE,
     choices=tuple(OutputFormat),
+)
+
+
+CACHE_DIR_FLAG = Flag(
+    "--cache-dir",
+    "read the cache a run with the same --cache-dir uses (relative to the current directory)",
+    Takes.VALUE,
+    metavar="<path>",
+    no_dash=True,
 )
 
 
@@ -66,3 +76,24 @@ class ShowSettings(NamedTuple):
     target: str | None
     format: OutputFormat
     cwd: Path
+
+
+class CachePruneSettings(NamedTuple):
+    """`vx cache prune`: the policy's bounds (already checked), whether to delete, where."""
+
+    older_than_ms: int | None
+    max_bytes: int | None
+    dry_run: bool
+    format: OutputFormat
+    cache_dir: str | None
+    cwd: Path
+    env: Mapping[str, str]
+
+
+class InfoSettings(NamedTuple):
+    """`vx info`: the format, where to look from, and the environment a run would see."""
+
+    format: OutputFormat
+    cache_dir: str | None
+    cwd: Path
+    env: Mapping[str, str]
