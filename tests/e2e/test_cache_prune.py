@@ -9,11 +9,14 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jsonschema import Draft202012Validator
 from tests.conftest import REPO, VX, base_env, make_git_workspace, run_vx
 from tests.e2e.cachews import generated, name, query
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DAY_S = 86_400
 

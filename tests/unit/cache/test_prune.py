@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from contextlib import closing
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -22,6 +22,9 @@ from vx.cache.prune import (
     retention_due,
 )
 from vx.run import warm
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 NOW_MS = 1_900_000_000_000
 DAY_MS = 24 * HOUR_MS
@@ -212,4 +215,4 @@ def test_a_retention_pass_stamps_the_store(tmp_path: Path) -> None:
 def test_the_warm_path_checks_the_stamp_prune_writes() -> None:
     from vx.cache.prune import STAMP_NAME
 
-    assert warm._RETENTION_STAMP == STAMP_NAME  # noqa: SLF001
+    assert warm._RETENTION_STAMP == STAMP_NAME
