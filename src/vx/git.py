@@ -246,6 +246,35 @@ def diff_names(root: Path, base: str, *, env: Mapping[str, str] | None = None) -
     return frozenset(p for p in paths if p is not None)
 
 
+def common_dir(root: Path, *, env: Mapping[str, str] | None = None) -> Path:
+    """The git dir every worktree of the repository shares (what names its shared store)."""
+    return _locate(root, env).common_dir
+
+
+def version(root: Path, *, env: Mapping[str, str] | None = None) -> str | None:
+    """`git --version`'s number (`2.43.0`); None when git cannot be run."""
+    try:
+        proc = _git(root, ("--version",), env)
+    except GitError:
+        return None
+    words = os.fsdecode(proc.stdout).split()
+    return words[2] if proc.returncode == 0 and len(words) >= 3 else None
+
+
+def config_flag(root: Path, name: str, *, env: Mapping[str, str] | None = None) -> bool | None:
+    """Whether a `git config` setting is on here (`core.fsmonitor` may also name a hook,
+    which is on); False when unset, None when git could not answer."""
+    try:
+        proc = _git(root, ("config", "--get", name), env)
+    except GitError:
+        return None
+    if proc.returncode == 1:
+        return False
+    if proc.returncode != 0:
+        return None
+    return os.fsdecode(proc.stdout).strip().lower() not in ("", "false", "no", "off", "0")
+
+
 def _locate(root: Path, env: Mapping[str, str] | None) -> _Where:
     args = (
         "rev-parse",

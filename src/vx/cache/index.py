@@ -694,6 +694,69 @@ class Index:
                     out.setdefault((project, task), []).append(float(ms))
         return {pair: tuple(values) for pair, values in out.items()}
 
+    def retention_rows(self) -> list[tuple[str, int, int]]:
+        """Every entry's `(key, size, last_used_at ms)`: what a prune's policy judges."""
+        rows = self._conn().execute("SELECT key, size, last_used_at FROM entries").fetchall()
+        return [(str(k), int(size), int(used)) for k, size, used in rows]
+
+    def oldest_use_ms(self) -> int | None:
+        """When the least recently used entry was last used; None for an empty index."""
+        row = self._conn().execute("SELECT min(last_used_at) FROM entries").fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+
+    def drop_unused(self, victims: Iterable[tuple[str, int]]) -> set[str]:
+        """Delete each `(key, last_used_at)` entry still as a prune planned it; the keys gone.
+
+        An entry used or saved again since the plan keeps its row: it is no longer the
+        least recently used, and a run may be restoring it right now.
+        """
+        gone: set[str] = set()
+        with self._write() as tx:
+            for key, used in victims:
+                cur = tx.execute(
+                    "DELETE FROM entries WHERE key = ? AND last_used_at = ?", (key, used)
+                )
+                if cur.rowcount:
+                    tx.execute("DELETE FROM entry_inputs WHERE key = ?", (key,))
+                    tx.execute("DELETE FROM entry_stdout WHERE key = ?", (key,))
+                    gone.add(key)
+        return gone
+
+    def task_runs_since(self, since_ms: int) -> tuple[int, int, int]:
+        """Task runs of invocations started at or after `since_ms`: (runs, hits, restored)."""
+        row = (
+            self._conn()
+            .execute(
+                "SELECT count(*), coalesce(sum(r.cache_hit), 0),"
+                " coalesce(sum(r.cache IN (?, ?)), 0) FROM runs AS r"
+                " JOIN invocations AS i ON i.run_id = r.run_id WHERE i.started_at >= ?",
+                (str(CacheOutcome.LOCAL), str(CacheOutcome.REMOTE), since_ms),
+            )
+            .fetchone()
+        )
+        return int(row[0]), int(row[1]), int(row[2])
+
+    def key_outcomes(
+        self, since_ms: int, task: tuple[str, str, str] | None = None
+    ) -> list[tuple[str, str, str, str, int]]:
+        """Passes and failures on record per task key, oldest first, for flaky judgement.
+
+        Rows `(project, task, key, status, attempts)` of runs since `since_ms` that succeeded
+        (a hit included) or failed on a key; `task`, a `(project, task, key)`, narrows to that
+        one key through `runs_by_task` (a run judging a task as it finishes).
+        """
+        sql = (
+            "SELECT r.project, r.task, r.key, r.status, r.attempts FROM runs AS r"
+            " JOIN invocations AS i ON i.run_id = r.run_id"
+            " WHERE i.started_at >= ? AND r.key IS NOT NULL AND r.status IN (?, ?)"
+        )
+        args: list[object] = [since_ms, str(TaskStatus.SUCCESS), str(TaskStatus.FAILED)]
+        if task is not None:
+            sql += " AND r.project = ? AND r.task = ? AND r.key = ?"
+            args += list(task)
+        rows = self._conn().execute(sql + " ORDER BY r.id", args).fetchall()
+        return [(str(p), str(t), str(k), str(s), int(a or 1)) for p, t, k, s, a in rows]
+
 
 def _version(conn: sqlite3.Connection) -> int | None:
     """The layout version the file says it has; None for none (a reset follows).

@@ -40,6 +40,14 @@ FILTER_FLAG = Flag(
     repeat=True,
 )
 
+CACHE_DIR_FLAG = Flag(
+    "--cache-dir",
+    "read the cache a run with the same --cache-dir uses (relative to the current directory)",
+    Takes.VALUE,
+    metavar="<path>",
+    no_dash=True,
+)
+
 
 def output_format(args: ParsedArgs) -> OutputFormat:
     """The `--format` an invocation asked for, pretty when it asked for none."""
@@ -85,3 +93,24 @@ class ShowSettings(NamedTuple):
     cwd: Path
     filters: tuple[str, ...] = ()
     env: Mapping[str, str] = MappingProxyType({})
+
+
+class CachePruneSettings(NamedTuple):
+    """`vx cache prune`: the policy's bounds (already checked), whether to delete, where."""
+
+    older_than_ms: int | None
+    max_bytes: int | None
+    dry_run: bool
+    format: OutputFormat
+    cache_dir: str | None
+    cwd: Path
+    env: Mapping[str, str]
+
+
+class InfoSettings(NamedTuple):
+    """`vx info`: the format, where to look from, and the environment a run would see."""
+
+    format: OutputFormat
+    cache_dir: str | None
+    cwd: Path
+    env: Mapping[str, str]

@@ -48,6 +48,23 @@ VERBS: tuple[Verb, ...] = (
         "print the workspace's projects, or the tasks a name resolves to, as a run sees them",
     ),
     Verb(
+        "info",
+        "vx.cli.info",
+        ("vx info [--format pretty|json] [--cache-dir <path>]",),
+        "print the facts a bug report needs: versions, workers, git, the cache, flaky tasks",
+    ),
+    Verb(
+        "cache",
+        "vx.cli.cache",
+        (
+            (
+                "vx cache prune [--older-than <duration>] [--max-size <size>] [--dry-run]"
+                " [--format pretty|json] [--cache-dir <path>]"
+            ),
+        ),
+        "evict old or oversized cache entries and reap files no entry names",
+    ),
+    Verb(
         "help",
         "vx.cli.help",
         ("vx help [VERB]",),

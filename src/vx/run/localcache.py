@@ -187,11 +187,17 @@ class LocalCache:
             return {}
         return {t: found[t.project, t.task] for t in ids if (t.project, t.task) in found}
 
+    def mark_used(self) -> None:
+        """Mark the entries this run used so far as used now (what retention's age reads)."""
+        with self._lock:
+            used, self.used = self.used, []
+        with contextlib.suppress(OSError):
+            self.index.touch(used)
+
     def close(self) -> str | None:
         """Mark the entries this run used, then let go of the index, moving aside one found
         damaged; the line to print when that damage was not told before."""
-        with contextlib.suppress(OSError):
-            self.index.touch(self.used)
+        self.mark_used()
         note = self.index.recover()
         self.index.close()
         return note

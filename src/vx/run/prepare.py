@@ -380,7 +380,7 @@ def _exec_options(options: RunOptions, ws: Workspace, env: Mapping[str, str]) ->
     from vx.run.context import ExecOptions
     from vx.run.scheduler import ContinueMode
     from vx.run.signals import kill_grace_ms
-    from vx.util.cpu import cpu_budget
+    from vx.util.cpu import cpu_budget, workers
 
     amount = options.concurrency
     if amount is None:
@@ -393,19 +393,6 @@ def _exec_options(options: RunOptions, ws: Workspace, env: Mapping[str, str]) ->
         kill_grace_ms=kill_grace_ms(env),
         ready_notice_ms=_positive_ms(env.get("VX_READY_NOTICE_MS"), 10_000),
     )
-
-
-def workers(amount: int | str | None, cpus: int) -> int:
-    """How many tasks execute at once: a count, a share of `cpus` (`"50%"`), or all of them."""
-    if amount is None:
-        return max(1, cpus)
-    if isinstance(amount, str):
-        text = amount.strip()
-        share = int(text[:-1]) if text.endswith("%") else None
-        if share is None:
-            return max(1, int(text))
-        return max(1, round(cpus * share / 100))
-    return max(1, amount)
 
 
 def _positive_ms(text: str | None, default: int) -> int:
@@ -563,10 +550,38 @@ def _after_run(prepared: PreparedRun, outcome: RunOutcome) -> list[Notice]:
             keep_failures(prepared.cache_dir, prepared.plan, outcome)
     except OSError as error:
         notes.append(Notice(f"vx: failed to write the run history: {error.strerror or error}"))
+    note = _retain(prepared)
+    if note:
+        notes.append(Notice(note))
     note = _write_summary(prepared, outcome)
     if note:
         notes.append(Notice(note))
     return notes
+
+
+def _retain(prepared: PreparedRun) -> str | None:
+    """Apply the workspace's `cacheRetention` when it is due; a line to print if it failed.
+
+    The entries this run used are marked first, so an old entry it just hit is not the
+    policy's first victim.
+    """
+    import sqlite3
+
+    kept = prepared.plan.workspace.config.cache_retention
+    if kept is None or prepared.cache_index.off is not None:
+        return None
+    from vx.cache.prune import Policy, apply_retention, retention_due
+
+    policy = Policy.of_retention(kept.older_than, kept.max_size)
+    if policy is None:
+        return None
+    try:
+        prepared.cache.mark_used()
+        if retention_due(prepared.store, policy, prepared.cache_index):
+            apply_retention(prepared.store, policy, prepared.cache_index)
+    except (OSError, sqlite3.Error) as error:
+        return f"vx: cacheRetention could not prune {prepared.store}: {error}"
+    return None
 
 
 def _write_summary(prepared: PreparedRun, outcome: RunOutcome) -> str | None:

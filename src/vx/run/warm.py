@@ -73,6 +73,7 @@ _RACY_NS = 50_000_000
 _COARSE_RACY_NS = 2_000_000_000  # file systems that keep whole seconds (FAT keeps two)
 _SKIP_DIRS = frozenset({".git", "node_modules"})
 _RENEW_AFTER_S = 3600.0
+_RETENTION_STAMP = "retention.stamp"  # vx.cache.prune.STAMP_NAME, named here to skip its import
 
 Fingerprint = tuple[int, ...]
 
@@ -236,6 +237,7 @@ def _replay_locked(
         _record(index, snap, outcome, options, env)
         with contextlib.suppress(OSError):
             index.touch(keys)
+        _retain(snap, store, index)
     finally:
         index.close()
     if restored:
@@ -248,6 +250,27 @@ def _replay_locked(
 
     emit(RunFinished(0, outcome.wall_ms))
     return outcome
+
+
+def _retain(snap: dict[str, object], store: Path, index: Index) -> None:
+    """The workspace's `cacheRetention` on a replay, at most hourly: a replay adds no bytes,
+    so only the last pass's age makes one due, and a fresh stamp costs one `stat`."""
+    spec = snap.get("retention")
+    if not isinstance(spec, tuple):
+        return
+    try:
+        if time.time() - (store / _RETENTION_STAMP).stat().st_mtime <= _RENEW_AFTER_S:
+            return
+    except OSError:
+        pass
+    import sqlite3
+
+    from vx.cache.prune import Policy, apply_retention
+
+    policy = Policy.of_retention(*spec)
+    if policy is not None:
+        with contextlib.suppress(OSError, sqlite3.Error):
+            apply_retention(store, policy, index)
 
 
 def _settle_outputs(snap: dict[str, object], index: Index, store: Path) -> dict[int, bool] | None:
@@ -494,6 +517,7 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
     fingerprints = [_fingerprint(p) for p in ordered]
     if _racy(fingerprints, prepared.started_ns):
         return None
+    kept = ws.config.cache_retention
     return {
         "shape": _shape(prepared.options, prepared.env),
         "root": root,
@@ -522,6 +546,7 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
         "projects_total": len(ws.projects),
         "concurrency": prepared.exec_options.concurrency,
         "label": prepared.label,
+        "retention": (kept.older_than, kept.max_size) if kept is not None else None,
     }
 
 

@@ -51,3 +51,16 @@ def _ratio(quota: str, period: str) -> float | None:
     if q <= 0 or p <= 0:
         return None
     return q / p
+
+
+def workers(amount: int | str | None, cpus: int) -> int:
+    """How many tasks execute at once: a count, a share of `cpus` (`"50%"`), or all of them."""
+    if amount is None:
+        return max(1, cpus)
+    if isinstance(amount, str):
+        text = amount.strip()
+        share = int(text[:-1]) if text.endswith("%") else None
+        if share is None:
+            return max(1, int(text))
+        return max(1, round(cpus * share / 100))
+    return max(1, amount)

@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from vx.util.globs import climbs
+from vx.util.units import DURATION, DURATION_MS, SIZE, SIZE_BYTES
 from vx.workspace.config_fields import (
     MAX_NUMBER,
     Site,
@@ -68,10 +69,6 @@ _SPACE = re.compile(r"\s")
 _ENV_BAD = re.compile(r"[=\s]")
 _GLOB = re.compile(r"!?[^!/]")
 _PERCENT = re.compile(r"[1-9][0-9]*%")
-_DURATION = re.compile(r"(?P<n>[1-9][0-9]*)(?P<unit>[sSmMhHdD])")
-_SIZE = re.compile(r"(?P<n>[1-9][0-9]*)(?:(?P<unit>[kKmMgGtT])[bB]?|[bB])")
-_DURATION_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
-_SIZE_BYTES = {"b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 _PLUGIN = re.compile(rf"{_DOTTED}:{_DOTTED}")
 
@@ -425,12 +422,12 @@ def _retention(value: object, site: Site) -> CacheRetention:
     older_than = max_size = None
     if "olderThan" in doc:
         older_than = string(doc["olderThan"], site.key("olderThan"))
-        duration = _DURATION.fullmatch(older_than)
+        duration = DURATION.fullmatch(older_than)
         if not duration:
             site.key("olderThan").fail(
                 f'{quote(older_than)} is not a duration like "30d", "12h", "90m" or "45s"'
             )
-        if _too_large(duration["n"], _DURATION_MS[duration["unit"].lower()]):
+        if _too_large(duration["n"], DURATION_MS[duration["unit"].lower()]):
             site.key("olderThan").fail(
                 f"{quote(older_than)} is too long: the most is {MAX_NUMBER} ms (285 000 years)"
             )
@@ -441,10 +438,10 @@ def _retention(value: object, site: Site) -> CacheRetention:
 
 def _size(value: object, site: Site) -> str:
     if isinstance(value, str):
-        size = _SIZE.fullmatch(value)
+        size = SIZE.fullmatch(value)
         if not size:
             site.fail(f'{quote(value)} is not a size like "10G", "500M", "2K", "1T" or "4096B"')
-        if _too_large(size["n"], _SIZE_BYTES[(size["unit"] or "b").lower()]):
+        if _too_large(size["n"], SIZE_BYTES[(size["unit"] or "b").lower()]):
             site.fail(f"{quote(value)} is too large: the most is {MAX_NUMBER} bytes (8 PiB)")
         return value
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 1:
