@@ -726,8 +726,9 @@ class Index:
         """The task's newest rows with their run's start (ms), newest first, through
         `runs_by_task`."""
         rows = self._conn().execute(
-            f"SELECT {_RUN_COLUMNS}, i.started_at FROM runs LEFT JOIN invocations AS i"  # noqa: S608
-            " USING (run_id) WHERE project = ? AND task = ? ORDER BY id DESC LIMIT ?",
+            f"SELECT {_RUN_COLUMNS}, (SELECT i.started_at FROM invocations AS i"  # noqa: S608
+            " WHERE i.run_id = runs.run_id) FROM runs WHERE project = ? AND task = ?"
+            " ORDER BY id DESC LIMIT ?",
             (project, task, limit),
         )
         return [(_run_row(row[:-1]), int(row[-1] or 0)) for row in rows]

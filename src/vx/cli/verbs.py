@@ -48,6 +48,23 @@ VERBS: tuple[Verb, ...] = (
         "print the workspace's projects, or the tasks a name resolves to, as a run sees them",
     ),
     Verb(
+        "last",
+        "vx.cli.last",
+        (
+            (
+                "vx last [RUNID] [--list[=N]] [--failed] [--log PKG#TASK] [--format pretty|json]"
+                " [--cache-dir <path>]"
+            ),
+        ),
+        "replay a recorded run: its verdict, its tasks, what failed and how to re-run it",
+    ),
+    Verb(
+        "why",
+        "vx.cli.why",
+        ("vx why (TASK | PKG#TASK) [--run RUNID] [--format pretty|json] [--cache-dir <path>]",),
+        "explain why a task re-ran: its key's components against its previous run's",
+    ),
+    Verb(
         "help",
         "vx.cli.help",
         ("vx help [VERB]",),
