@@ -120,7 +120,7 @@ class TaskFinished(NamedTuple):
     label of a failure (`timed out`, `never ready: exited`). On a hit, `restored` says whether
     outputs were written (False: already up to date), `saved_ms` and `stored_cpu_ms` what the
     producing execution cost. `not_ready` is why a persistent task never became ready
-    (`timeout`, `exited`, `spawn`).
+    (`timeout`, `exited`, `spawn`). `miss` says why a cached task executed.
     """
 
     id: TaskId
@@ -139,6 +139,40 @@ class TaskFinished(NamedTuple):
     restored: bool | None = None
     stored_cpu_ms: float | None = None
     not_ready: str | None = None
+    miss: MissReason | None = None
+
+
+class MissReason(NamedTuple):
+    """Why a cached task executed: the first key component that moved against the task's last
+    cache entry, or `first run` when it has none. `kind` is a component kind (`file`, `env`,
+    `upstream`, …), `first run`, or `same key` (the last entry holds this very key: the run
+    did not read it); `how` is `changed`, `added` or `removed`."""
+
+    kind: str
+    name: str = ""
+    how: str = "changed"
+
+    def describe(self) -> str:
+        """The words a miss row and `vx why` print: `src/index.ts changed`, `env API_URL`,
+        `via core#build`; control characters in a name print as `\\xNN`."""
+        from vx.util.text import escape_controls
+
+        name = escape_controls(self.name)
+        words = {
+            "first run": "first run",
+            "same key": "key unchanged",
+            "file": f"{name} {self.how}",
+            "workspace": f"{name} {self.how}",
+            "package": f"{name} {self.how}",
+            "env": f"env {name}",
+            "runtime": f"runtime {name}",
+            "ws-runtime": f"ws-runtime {name}",
+            "forward": "forwarded args",
+            "config": "config changed",
+            "upstream": f"via {name}",
+            "format": "vx key format",
+        }
+        return words.get(self.kind, f"{self.kind} {name}")
 
 
 class Notice(NamedTuple):

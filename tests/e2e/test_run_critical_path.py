@@ -39,7 +39,7 @@ def edit(store: Path, sql: str, *args: Any) -> None:
 
 def rows_in_output(out: str) -> list[str]:
     """The projects of the run's task rows, in the order vx printed them."""
-    return re.findall(r"^ \S+ +\S+ success +[\w-]+ +([\w-]+)#build$", out, re.MULTILINE)
+    return re.findall(r"^ \S+ +\S+ success +[\w-]+ +([\w-]+)#build(?: · .*)?$", out, re.MULTILINE)
 
 
 def started_order(store: Path) -> list[str]:

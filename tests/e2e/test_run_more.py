@@ -314,7 +314,7 @@ def test_the_example_workspace_tests_a_package_and_its_closure(tmp_path, vx):
     make_git_workspace(root, {})
     r = vx(["run", "test", "--verbosity=1"], root / "packages/app").assert_ok()
     assert "app: 3 checks passed" in r.out
-    table = re.findall(r"^ ⏺︎ .* (\S+#\S+)$", r.out, re.MULTILINE)
+    table = re.findall(r"^ ⏺︎ .* (\S+#\S+)(?: · first run)?$", r.out, re.MULTILINE)
     assert table == [
         "@example/app#build",
         "@example/app#test",

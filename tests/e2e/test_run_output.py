@@ -96,7 +96,7 @@ def test_broad_prints_one_liners_and_silences_a_warm_hit(workspace, vx):
         cold,
         0,
         """\
- ⏺︎ [DURATION] success miss     lib#build
+ ⏺︎ [DURATION] success miss     lib#build · first run
  ⏺︎ [DURATION] success no-cache app#build
  ⏺︎ [DURATION] success no-cache web#build
 
@@ -216,7 +216,7 @@ def test_a_failure_replays_its_frame_at_the_end_under_the_skipped_rows(workspace
         r,
         1,
         """\
- ⏺︎ [DURATION] success miss     lib#build
+ ⏺︎ [DURATION] success miss     lib#build · first run
  ⏺︎ [DURATION] success no-cache app#build
  ⏺︎ [DURATION] success no-cache lib#test
  ◼︎ [DURATION] failed  no-cache app#test
@@ -276,7 +276,9 @@ web built
 def test_a_false_ci_keeps_the_flow(workspace, vx, ci):
     root = workspace(files())
     r = vx(["run", "build", "--all", "--concurrency=2"], root, env={"CI": ci}).assert_ok()
-    assert plain(r.out).startswith(" ⏺︎ [DURATION] success miss     lib#build\n"), repr(r)
+    assert plain(r.out).startswith(" ⏺︎ [DURATION] success miss     lib#build · first run\n"), repr(
+        r
+    )
 
 
 def test_colour_is_forced_on_and_no_color_beats_it(workspace, vx):
@@ -439,7 +441,7 @@ def test_output_logs_beats_the_flow(workspace, vx, tmp_path, mode):
 
 TABLE = """\
  ⏺︎ [DURATION] success no-cache app#build
- ⏺︎ [DURATION] success miss     lib#build
+ ⏺︎ [DURATION] success miss     lib#build · first run
  ⏺︎ [DURATION] success no-cache web#build
 
 """
@@ -471,7 +473,7 @@ web built
         broad,
         0,
         """\
- ⏺︎ [DURATION] success miss     lib#build
+ ⏺︎ [DURATION] success miss     lib#build · first run
  ⏺︎ [DURATION] success no-cache app#build
  ⏺︎ [DURATION] success no-cache web#build
 

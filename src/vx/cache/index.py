@@ -757,6 +757,106 @@ class Index:
         rows = self._conn().execute(sql + " ORDER BY r.id", args).fetchall()
         return [(str(p), str(t), str(k), str(s), int(a or 1)) for p, t, k, s, a in rows]
 
+    def last_entry_inputs(self, project: str, task: str) -> tuple[KeyComponent, ...] | None:
+        """The components of the newest key the task ran on that still has an entry: what a
+        miss is compared with. None when no recorded run of it left one (its first run).
+
+        Walks the task's rows through `runs_by_task`, newest first, and stops at the first
+        key with an entry; the rows of the run under way are not written yet.
+        """
+        if self.off is not None:
+            return None
+        try:
+            row = (
+                self._conn()
+                .execute(
+                    "SELECT r.key FROM runs AS r WHERE r.project = ? AND r.task = ?"
+                    " AND r.key IS NOT NULL AND EXISTS (SELECT 1 FROM entries AS e"
+                    " WHERE e.key = r.key) ORDER BY r.id DESC LIMIT 1",
+                    (project, task),
+                )
+                .fetchone()
+            )
+        except sqlite3.DatabaseError as err:
+            self._damaged(err)
+            return None
+        if row is None or not isinstance(row[0], str):
+            return None
+        return self.entry_inputs(row[0])
+
+    def invocations(
+        self, *, limit: int, failed: bool = False, prefix: str = ""
+    ) -> list[InvocationRow]:
+        """Recorded runs, newest first (the order they were recorded, not their clocks);
+        `failed` keeps those that exited non-zero, `prefix` those whose id starts with it."""
+        rows = self._conn().execute(
+            "SELECT run_id, command, started_at, ended_at, exit_code, git_branch, git_sha,"
+            " ci_provider, tags, tasks, cache_hits, failed, skipped FROM invocations"
+            " WHERE run_id >= ? AND run_id < ? AND (? = 0 OR exit_code != 0)"
+            " ORDER BY rowid DESC LIMIT ?",
+            (prefix, prefix + "\uffff", int(failed), limit),
+        )
+        return [_invocation(row) for row in rows]
+
+    def run_rows(self, run_id: str) -> list[RunRow]:
+        """One run's task rows, in the order they finished."""
+        rows = self._conn().execute(
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ? ORDER BY id",  # noqa: S608
+            (run_id,),
+        )
+        return [_run_row(row) for row in rows]
+
+    def task_runs(self, project: str, task: str, *, limit: int) -> list[tuple[RunRow, int]]:
+        """The task's newest rows with their run's start (ms), newest first, through
+        `runs_by_task`."""
+        rows = self._conn().execute(
+            f"SELECT {_RUN_COLUMNS}, (SELECT i.started_at FROM invocations AS i"  # noqa: S608
+            " WHERE i.run_id = runs.run_id) FROM runs WHERE project = ? AND task = ?"
+            " ORDER BY id DESC LIMIT ?",
+            (project, task, limit),
+        )
+        return [(_run_row(row[:-1]), int(row[-1] or 0)) for row in rows]
+
+    def task_ids(self) -> list[tuple[str, str]]:
+        """Every (project, task) any recorded run holds: what a name is resolved against."""
+        rows = self._conn().execute("SELECT DISTINCT project, task FROM runs ORDER BY 1, 2")
+        return [(str(p), str(t)) for p, t in rows]
+
+    def entry_keys(self, keys: Sequence[str]) -> set[str]:
+        """Which of `keys` have an entry now."""
+        out: set[str] = set()
+        conn = self._conn()
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT key FROM entries WHERE key IN ({marks})"  # noqa: S608
+            out.update(str(k) for (k,) in conn.execute(sql, chunk))
+        return out
+
+
+_RUN_COLUMNS = (
+    "run_id, project, task, status, cache, key, exit_code, duration_ms, cpu_ms,"
+    " peak_rss_bytes, started_ns, ended_ns, attempts, timed_out, blocked_by, reason"
+)
+
+
+def _run_row(row: Sequence[object]) -> RunRow:
+    values = list(row)
+    values[3] = TaskStatus(str(values[3]))
+    values[4] = CacheOutcome(str(values[4]))
+    values[13] = bool(values[13])
+    return RunRow(*values)  # type: ignore[arg-type]
+
+
+def _invocation(row: Sequence[object]) -> InvocationRow:
+    values = list(row)
+    try:
+        tags = json.loads(str(values[8]))
+        values[8] = tuple((str(k), str(v)) for k, v in tags.items())
+    except (ValueError, AttributeError):
+        values[8] = ()
+    return InvocationRow(*values)  # type: ignore[arg-type]
+
 
 def _version(conn: sqlite3.Connection) -> int | None:
     """The layout version the file says it has; None for none (a reset follows).

@@ -11,6 +11,7 @@ from vx.cli import foreign
 from vx.cli.parser import Command, Flag, Number, Section, Takes
 from vx.cli.settings import FILTER_FLAG, FORMAT_FLAG, OutputFormat, output_format
 from vx.errors import ErrorCode, UserError
+from vx.util.text import shell_quote
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -293,7 +294,7 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
         cache_dir=args.text("cache-dir"),
         summarize=summarize,
         tags=tuple(_tag(t) for t in args.texts("tag")),
-        command=" ".join(("vx", "run", *args_words(args))),
+        command=" ".join(shell_quote(w) for w in ("vx", "run", *args_words(args))),
         env=env,
         timing=bool(env.get("VX_TIMING")),
         warm=fmt is OutputFormat.PRETTY and writes is None and env.get("VX_WARM") != "0",

@@ -114,3 +114,29 @@ class InfoSettings(NamedTuple):
     cache_dir: str | None
     cwd: Path
     env: Mapping[str, str]
+
+
+class LastSettings(NamedTuple):
+    """`vx last`: which run (an id prefix, or the newest, failed or not), or the list of runs
+    (`list_count`), or one task's log; where the history lives; the format."""
+
+    run_id: str | None
+    list_count: int | None
+    failed: bool
+    log_task: str | None
+    format: OutputFormat
+    cache_dir: str | None
+    env: Mapping[str, str]
+    cwd: Path
+
+
+class WhySettings(NamedTuple):
+    """`vx why TASK`: the task asked about, the run to explain (an id prefix, else the latest
+    that ran it), where the history lives, and the format."""
+
+    target: str
+    run_id: str | None
+    format: OutputFormat
+    cache_dir: str | None
+    env: Mapping[str, str]
+    cwd: Path

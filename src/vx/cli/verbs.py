@@ -65,6 +65,23 @@ VERBS: tuple[Verb, ...] = (
         "evict old or oversized cache entries and reap files no entry names",
     ),
     Verb(
+        "last",
+        "vx.cli.last",
+        (
+            (
+                "vx last [RUNID] [--list[=N]] [--failed] [--log PKG#TASK] [--format pretty|json]"
+                " [--cache-dir <path>]"
+            ),
+        ),
+        "replay a recorded run: its verdict, its tasks, what failed and how to re-run it",
+    ),
+    Verb(
+        "why",
+        "vx.cli.why",
+        ("vx why (TASK | PKG#TASK) [--run RUNID] [--format pretty|json] [--cache-dir <path>]",),
+        "explain why a task re-ran: its key's components against its previous run's",
+    ),
+    Verb(
         "help",
         "vx.cli.help",
         ("vx help [VERB]",),

@@ -28,10 +28,6 @@ _NO_CACHE_CELL = frozenset({TaskStatus.SKIPPED, TaskStatus.ABORTED, TaskStatus.N
 _EMPTY: Mapping[TaskId, tuple[TaskId, ...]] = MappingProxyType({})
 _NO_SPANS: Mapping[TaskId, tuple[int, int]] = MappingProxyType({})
 
-MISS_REASON_FIELD = "miss_reason"
-"""The TaskFinished field naming why a cached task missed, when the engine gives one; a
-report leaves the reason blank on a run that carries none."""
-
 
 class RunReport(NamedTuple):
     """What a report says about one run.
@@ -91,9 +87,8 @@ def duration_cell(finished: TaskFinished) -> str:
 
 
 def miss_reason(finished: TaskFinished) -> str:
-    """Why a cached task missed, when the engine said; empty otherwise."""
-    reason = getattr(finished, MISS_REASON_FIELD, None)
-    return reason if isinstance(reason, str) else ""
+    """Why a cached task missed, in the words its row printed; empty when it did not miss."""
+    return finished.miss.describe() if finished.miss is not None else ""
 
 
 class Totals(NamedTuple):

@@ -117,6 +117,8 @@ def format_row(finished: TaskFinished, style: Style) -> str:
     )
     if finished.blocked_by is not None:
         row += " " + style.dim(f"• blocked by {finished.blocked_by}")
+    if finished.miss is not None and finished.cache is CacheOutcome.MISS:
+        row += " " + style.dim(f"· {finished.miss.describe()}")
     return row
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from vx.events import Stream
+    from vx.events import MissReason, Stream
     from vx.ids import TaskId
 
 
@@ -70,6 +70,12 @@ class TaskCache(Protocol):
     def save(self, tid: TaskId, produced: Produced) -> str | None:
         """Keep the outputs and log; a one-line reason when the save failed, else None."""
 
+    def miss_reason(self, tid: TaskId) -> MissReason | None:
+        """Why the task must execute: its key against its last entry's; None when uncached.
+
+        Asked only of a task about to execute, so an all-hit run never pays for it.
+        """
+
     def durations(self, ids: Sequence[TaskId]) -> Mapping[TaskId, float]:
         """What each task took (ms) when it last executed and succeeded, where that is known.
 
@@ -100,6 +106,9 @@ class NoCache:
         """Nothing to clean: `--no-cache` leaves the tree alone."""
 
     def save(self, tid: TaskId, produced: Produced) -> str | None:  # noqa: ARG002
+        return None
+
+    def miss_reason(self, tid: TaskId) -> MissReason | None:  # noqa: ARG002
         return None
 
     def durations(self, ids: Sequence[TaskId]) -> Mapping[TaskId, float]:  # noqa: ARG002

@@ -122,6 +122,7 @@ class Executor:
     def _execute(self, node: PlanNode, spec: ExecSpec, command: str, ticket: Ticket) -> Done:
         tid, cache = node.id, self.ctx.cache
         pspec, secrets = self._process_spec(node, spec, command)
+        miss = cache.miss_reason(tid)
         retries = spec.retries if spec.retries is not None else self.ctx.options.retry
         if spec.interactive:
             retries = 0
@@ -162,6 +163,7 @@ class Executor:
                 cpu_ms=result.cpu_ms,
                 peak_rss_bytes=_own_peak(result.peak_rss_bytes),
                 attempts=attempt,
+                miss=miss,
             )
         )
         return Done(_RESULT[status])

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from vx.cache.index import Entry, Index
     from vx.cache.store import Store
+    from vx.events import MissReason
     from vx.ids import TaskId
     from vx.run.cachespec import CacheAxes
     from vx.run.caching import Produced
@@ -172,6 +173,28 @@ class LocalCache:
             (*prefixed, *shared),
             tuple(f"{rel}/{d}" for d in nested),
         )
+
+    def miss_reason(self, tid: TaskId) -> MissReason | None:
+        """The first component of the task's key that moved since the newest entry any run of
+        it left (`first run` when none did), read from the index's `entry_inputs`."""
+        if not self.cached(tid):
+            return None
+        import sqlite3  # already loaded by the index; named here for its error type
+
+        from vx.cache.diff import diff_components
+        from vx.events import MissReason
+
+        try:
+            before = self.index.last_entry_inputs(tid.project, tid.task)
+        except sqlite3.Error:
+            return None
+        if before is None:
+            return MissReason("first run")
+        changes = diff_components(before, self.keys.components[tid])
+        if not changes:
+            return MissReason("same key")
+        first = changes[0]
+        return MissReason(str(first.kind), first.name, first.how)
 
     def durations(self, ids: Sequence[TaskId]) -> Mapping[TaskId, float]:
         """The history's last successful execution time of each task, from `cache.db`.

@@ -131,6 +131,12 @@ def _task_row(finished: TaskFinished, span: tuple[int, int] | None) -> dict[str,
         row["noCache"] = True
     if finished.blocked_by is not None:
         row["blockedBy"] = str(finished.blocked_by)
+    if finished.miss is not None and finished.cache is CacheOutcome.MISS:
+        row["miss"] = {
+            "kind": finished.miss.kind,
+            "name": finished.miss.name,
+            "reason": finished.miss.describe(),
+        }
     if finished.timed_out and finished.status is TaskStatus.FAILED:
         row["timedOut"] = True
     if finished.not_ready is not None and finished.status is TaskStatus.FAILED:

@@ -24,3 +24,21 @@ def clip_repr(value: object, limit: int = ECHO_LIMIT) -> str:
     shortened.maxlevel = 3
     shortened.maxstring = shortened.maxother = limit
     return clip(shortened.repr(value), limit)
+
+
+_SAFE_SHELL = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_#^"
+)
+
+
+def escape_controls(text: str) -> str:
+    """`text` with every control character as `\\xNN`, so a file name cannot drive a terminal."""
+    return "".join(f"\\x{ord(ch):02x}" if ord(ch) < 0x20 or ord(ch) == 0x7F else ch for ch in text)
+
+
+def shell_quote(word: str) -> str:
+    """`word` as a POSIX shell reads it back: bare when it holds only safe characters, else in
+    single quotes (`shlex.quote`'s rule without importing `shlex` and `re` on every run)."""
+    if word and all(ch in _SAFE_SHELL for ch in word):
+        return word
+    return "'" + word.replace("'", "'\"'\"'") + "'"

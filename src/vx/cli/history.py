@@ -1,0 +1,67 @@
+"""Where the reading verbs (`vx last`, `vx why`) find the run history, and its index.
+
+They read the cache a run wrote, so `--cache-dir` follows `vx run`'s rules (relative to the
+cwd), else the workspace's `cacheDir`, `VX_CACHE_DIR`, or the repository's shared store. A
+workspace that never ran has no `cache.db`: the verbs read that as an empty history and
+create nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from vx.cli.parser import Flag, Takes
+from vx.errors import ErrorCode, UserError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+    from vx.cache.index import Index
+
+CACHE_DIR_FLAG = Flag(
+    "--cache-dir",
+    "read the history a run wrote there (relative to the current directory)",
+    Takes.VALUE,
+    metavar="<path>",
+)
+
+
+def history_dir(flag: str | None, env: Mapping[str, str], cwd: Path) -> Path:
+    """The directory holding `cache.db` and `failures/`; a named one must exist."""
+    import os
+    from pathlib import Path
+
+    if flag is not None:
+        if not flag.strip():
+            raise UserError(ErrorCode.USAGE, "--cache-dir: the path is blank; name a directory")
+        path = Path(os.path.normpath(cwd.absolute() / flag))
+        if not path.is_dir():
+            raise UserError(ErrorCode.USAGE, f"--cache-dir {flag}: no such directory")
+        return path
+    from vx import git
+    from vx.cache.location import remembered_identity, resolve_location
+    from vx.workspace.config_load import load_workspace_config
+    from vx.workspace.discover import find_root
+
+    root = find_root(cwd).root
+    snap = git.snapshot(root, env=env)
+    home = Path(env.get("HOME") or Path.home())
+    location = resolve_location(
+        root=root,
+        identity=lambda: remembered_identity(
+            snap.common_dir, home=home, compute=lambda: git.root_commits(snap, env=env), keep=False
+        ),
+        home=home,
+        cwd=cwd,
+        config=load_workspace_config(root),
+        env=env,
+    )
+    return location.directory
+
+
+def open_history(directory: Path) -> Index | None:
+    """The index there, read-only; None when no run wrote one (or another version did)."""
+    from vx.cache.index import read_index
+
+    return read_index(directory)

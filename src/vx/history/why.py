@@ -1,0 +1,240 @@
+"""`vx why`'s answer: a task's latest run against its previous one, component by component.
+
+Read-only over the index: the runs' keys come from `runs`, each key's components from
+`entry_inputs` (kept with every saved entry), and an upstream component's digest is the
+dependency's key, so the root-cause walk follows keys alone, never the workspace.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+from vx.cache.diff import diff_components, own_changes, unchanged_count
+from vx.cache.key import Kind
+from vx.errors import ErrorCode, UserError
+from vx.events import CacheOutcome, TaskStatus
+from vx.util.fuzzy import did_you_mean
+from vx.util.text import clip
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from vx.cache.diff import Change
+    from vx.cache.index import Index, RunRow
+
+MAX_ROOTS = 5
+_LOOKBACK = 50
+"""How many older rows of the task a failed previous run is looked past for a saved entry."""
+_HITS = frozenset({CacheOutcome.LOCAL, CacheOutcome.REMOTE, CacheOutcome.UP_TO_DATE})
+
+TODO: dict[Kind, str] = {
+    Kind.FILE: "an edit re-runs by design; a file the task does not read belongs out of"
+    " cache.inputs.files",
+    Kind.ENV: "a declared variable took another value; one the task does not read belongs out"
+    " of cache.inputs.env",
+    Kind.WORKSPACE: "a lockfile or root manifest changed (an install): every task keys on it",
+    Kind.PACKAGE: "the project's manifest changed: every task of the project keys on it",
+    Kind.CONFIG: "the task's config changed: vx show {task} prints it as it is now",
+    Kind.RUNTIME: "a declared command printed something else (a tool upgrade); drop it from"
+    " cache.inputs.runtime if the output does not matter",
+    Kind.WS_RUNTIME: "a declared command printed something else (a tool upgrade); drop it from"
+    " cache.inputs.workspaceRuntime if the output does not matter",
+    Kind.FORWARD: "the args after -- changed; only the tasks a run names receive and key on them",
+    Kind.UPSTREAM: "a dependency's key moved: vx why {dep} explains it",
+    Kind.FORMAT: "vx changed its own key format (an upgrade): every task re-keys once",
+}
+
+
+class Side(NamedTuple):
+    """One run of the task: its row and when its run started (ms since the epoch)."""
+
+    row: RunRow
+    started_ms: int
+
+
+class Root(NamedTuple):
+    """A chain from the task down to a dependency whose own inputs moved, and those inputs."""
+
+    chain: tuple[str, ...]
+    changes: tuple[Change, ...]
+
+
+class Explanation(NamedTuple):
+    """Everything `vx why` prints, as data; `changes` None when no component diff is there."""
+
+    task_id: str
+    latest: Side
+    previous: Side | None
+    compared: Side | None
+    verdict: str
+    changes: tuple[Change, ...] | None
+    unchanged: int
+    roots: tuple[Root, ...]
+    more_roots: int
+    unresolved: tuple[str, ...]
+
+
+def resolve_task(index: Index, target: str, cwd_project: str | None) -> str:
+    """`PKG#TASK` as given, or the one project that ran a bare task name."""
+    known = index.task_ids()
+    if not known:
+        raise UserError(
+            ErrorCode.NO_HISTORY,
+            "vx why: no run executed a task yet (a group records no row) — ask about a task"
+            " the group depends on",
+        )
+    ids = [f"{p}#{t}" for p, t in known]
+    if "#" in target:
+        if target in ids:
+            return target
+        near = did_you_mean(target, ids)
+        tail = f" — did you mean {near}?" if near else " — vx last --list shows the runs"
+        raise UserError(ErrorCode.NO_HISTORY, f"vx why: no recorded run of {clip(target)}{tail}")
+    projects = [p for p, t in known if t == target]
+    if len(projects) == 1:
+        return f"{projects[0]}#{target}"
+    if projects:
+        if cwd_project in projects:
+            return f"{cwd_project}#{target}"
+        listed = ", ".join(f"{p}#{target}" for p in projects)
+        raise UserError(
+            ErrorCode.AMBIGUOUS,
+            f"vx why: {clip(target)} ran in several projects; name one: {listed}",
+        )
+    names = sorted({t for _, t in known})
+    near = did_you_mean(target, names) or next((n for n in names if target in n), None)
+    tail = f" — did you mean {near}?" if near else " — vx last --list shows the runs"
+    raise UserError(ErrorCode.NO_HISTORY, f"vx why: no recorded run of {clip(target)}{tail}")
+
+
+def explain(index: Index, task_id: str, run_id: str | None) -> Explanation:
+    """The task's run (RUNID's, else its latest) against the one before it."""
+    project, _, task = task_id.partition("#")
+    rows = index.task_runs(project, task, limit=_LOOKBACK if run_id is None else 10**9)
+    at = 0
+    if run_id is not None:
+        at = next((i for i, (r, _) in enumerate(rows) if r.run_id.startswith(run_id)), -1)
+        if at < 0:
+            raise UserError(
+                ErrorCode.NO_HISTORY,
+                f"vx why: no run with id {clip(run_id)} ran {task_id} — vx last --list shows the"
+                " runs",
+            )
+    latest = Side(*rows[at])
+    older = [Side(*r) for r in rows[at + 1 : at + 1 + _LOOKBACK]]
+    previous = older[0] if older else None
+    if latest.row.key is None:
+        return _plain(task_id, latest, previous, "skipped · no key")
+    if previous is None:
+        return _plain(task_id, latest, None, "first recorded run of the task: nothing to compare")
+    if previous.row.key == latest.row.key:
+        return _plain(task_id, latest, previous, _same_key(index, latest, previous))
+    compared = previous
+    if previous.row.status is not TaskStatus.SUCCESS:
+        saved = index.entry_keys([s.row.key for s in older if s.row.key])
+        compared = next((s for s in older if s.row.key in saved), previous)
+    new = index.entry_inputs(latest.row.key)
+    old = index.entry_inputs(compared.row.key or "")
+    if not new or not old:
+        return Explanation(
+            task_id,
+            latest,
+            previous,
+            compared,
+            "cache key changed: (inputs differ)",
+            None,
+            0,
+            (),
+            0,
+            (),
+        )
+    changes = diff_components(old, new)
+    roots, unresolved = _roots(index, task_id, changes)
+    shown = ", ".join(f"{c.kind} {c.name}" for c in changes[:3])
+    more = f", +{len(changes) - 3} more" if len(changes) > 3 else ""
+    return Explanation(
+        task_id,
+        latest,
+        previous,
+        compared if compared is not previous else None,
+        f"cache key changed: {shown}{more}",
+        changes,
+        unchanged_count(old, new),
+        tuple(roots[:MAX_ROOTS]),
+        max(len(roots) - MAX_ROOTS, 0),
+        tuple(unresolved),
+    )
+
+
+def _plain(task_id: str, latest: Side, previous: Side | None, verdict: str) -> Explanation:
+    return Explanation(task_id, latest, previous, None, verdict, None, 0, (), 0, ())
+
+
+_SAME = "cache key unchanged: re-executed — "
+
+
+def _same_key(index: Index, latest: Side, previous: Side) -> str:
+    """Which of an unchanged key's endings this run had, and its cause where the index shows it."""
+    row = latest.row
+    if row.cache in _HITS and row.status is TaskStatus.SUCCESS:
+        return "cache key unchanged: served from cache, nothing re-ran"
+    if row.cache is CacheOutcome.NO_CACHE:
+        return _SAME + "the run read no cache (no cache block, or --no-cache)"
+    if previous.row.status is TaskStatus.FAILED:
+        return _SAME + "the previous run on this key failed and saved nothing"
+    if previous.row.blocked_by is not None:
+        return _SAME + "the previous run ran beside a failed task and was not saved"
+    if not index.entry_keys([row.key or ""]):
+        return (
+            "cache key unchanged: re-executed — no entry holds the key (its save failed, or a"
+            " prune took it)"
+        )
+    return _SAME + "the run did not read the cache (--force)"
+
+
+def _roots(index: Index, task_id: str, changes: Sequence[Change]) -> tuple[list[Root], list[str]]:
+    """Follow every upstream key that moved down to the dependencies whose own inputs moved."""
+    roots: list[Root] = []
+    unresolved: list[str] = []
+    seen: set[tuple[str, str]] = set()
+
+    def walk(chain: tuple[str, ...], moved: Sequence[Change]) -> None:
+        for change in moved:
+            if change.kind is not Kind.UPSTREAM:
+                continue
+            dep = change.name
+            if change.old is None or change.new is None or (dep, change.new) in seen:
+                continue
+            seen.add((dep, change.new))
+            new, old = index.entry_inputs(change.new), index.entry_inputs(change.old)
+            if not new or not old:
+                unresolved.append(dep)
+                continue
+            theirs = diff_components(old, new)
+            own = own_changes(theirs)
+            if own:
+                roots.append(Root((*chain, dep), own))
+            walk((*chain, dep), theirs)
+
+    walk((task_id,), changes)
+    return roots, unresolved
+
+
+def todo_lines(explanation: Explanation) -> list[tuple[str, str]]:
+    """(kind, what to do) per kind that moved: the roots' kinds when the walk found roots."""
+    e = explanation
+    if e.changes is None:
+        return []
+    moved = [*own_changes(e.changes), *(c for root in e.roots for c in root.changes)]
+    if not e.roots:
+        moved = list(e.changes)
+    out: list[tuple[str, str]] = []
+    kinds = dict.fromkeys(c.kind for c in moved if c.kind is not Kind.UPSTREAM or not e.roots)
+    for kind in kinds:
+        if kind is Kind.UPSTREAM:
+            deps = [c.name for c in moved if c.kind is Kind.UPSTREAM]
+            out.extend(("upstream", TODO[kind].format(dep=d)) for d in deps)
+        else:
+            out.append((str(kind), TODO[kind].format(task=e.task_id)))
+    out.extend(("upstream", TODO[Kind.UPSTREAM].format(dep=d)) for d in e.unresolved)
+    return out
