@@ -645,26 +645,36 @@ class Index:
         task with no such row is absent, and so is a value that is no duration (SQLite keeps
         whatever a hand-edited row holds).
         """
-        wanted = list(dict.fromkeys(ids))
         out: dict[tuple[str, str], float] = {}
+        rows = self._per_pair(
+            ids,
+            "SELECT project, task, (SELECT ms FROM (SELECT r.id AS id, r.status AS status,"  # noqa: S608
+            " CASE WHEN r.cache_hit = 0 THEN r.duration_ms ELSE (SELECT e.duration_ms"
+            " FROM entries AS e WHERE e.key = r.key) END AS ms FROM runs AS r"
+            " WHERE r.project = want.project AND r.task = want.task"
+            f" ORDER BY r.id DESC LIMIT {_RECENT_ROWS})"
+            " WHERE status = ? AND ms IS NOT NULL ORDER BY id DESC LIMIT 1) FROM want",
+            str(TaskStatus.SUCCESS),
+        )
+        for project, task, ms in rows:
+            if isinstance(ms, (int, float)) and 0 <= ms < _FOREVER:
+                out[str(project), str(task)] = float(ms)
+        return out
+
+    def _per_pair(
+        self, ids: Iterable[tuple[str, str]], select: str, *params: str
+    ) -> Iterator[tuple[object, ...]]:
+        """The rows of `select`, which reads its (project, task) pairs from `want`, over `ids`
+        in chunks small enough for SQLite's limit on bound variables."""
+        wanted = list(dict.fromkeys(ids))
         conn = self._conn()
         for start in range(0, len(wanted), _PAIRS_PER_QUERY):
             chunk = wanted[start : start + _PAIRS_PER_QUERY]
             values = ", ".join(["(?, ?)"] * len(chunk))
-            rows = conn.execute(
-                f"WITH want(project, task) AS (VALUES {values})"  # noqa: S608  placeholders only
-                " SELECT project, task, (SELECT ms FROM (SELECT r.id AS id, r.status AS status,"
-                " CASE WHEN r.cache_hit = 0 THEN r.duration_ms ELSE (SELECT e.duration_ms"
-                " FROM entries AS e WHERE e.key = r.key) END AS ms FROM runs AS r"
-                " WHERE r.project = want.project AND r.task = want.task"
-                f" ORDER BY r.id DESC LIMIT {_RECENT_ROWS})"
-                " WHERE status = ? AND ms IS NOT NULL ORDER BY id DESC LIMIT 1) FROM want",
-                (*(part for pair in chunk for part in pair), str(TaskStatus.SUCCESS)),
+            yield from conn.execute(
+                f"WITH want(project, task) AS (VALUES {values}) {select}",
+                (*(part for pair in chunk for part in pair), *params),
             )
-            for project, task, ms in rows:
-                if isinstance(ms, (int, float)) and 0 <= ms < _FOREVER:
-                    out[project, task] = float(ms)
-        return out
 
     def executed_durations(
         self, ids: Iterable[tuple[str, str]]
@@ -675,23 +685,18 @@ class Index:
         hits left out (a restore says nothing about what executing costs) and failures too. A
         task that never executed successfully in that window is absent.
         """
-        wanted = list(dict.fromkeys(ids))
         out: dict[tuple[str, str], list[float]] = {}
-        conn = self._conn()
-        for start in range(0, len(wanted), _PAIRS_PER_QUERY):
-            chunk = wanted[start : start + _PAIRS_PER_QUERY]
-            values = ", ".join(["(?, ?)"] * len(chunk))
-            rows = conn.execute(
-                f"WITH want(project, task) AS (VALUES {values})"  # noqa: S608  placeholders only
-                " SELECT r.project, r.task, r.duration_ms FROM want JOIN runs AS r"
-                " ON r.id IN (SELECT id FROM runs WHERE project = want.project"
-                f" AND task = want.task ORDER BY id DESC LIMIT {_RECENT_ROWS})"
-                " WHERE r.status = ? AND r.cache_hit = 0 ORDER BY r.id DESC",
-                (*(part for pair in chunk for part in pair), str(TaskStatus.SUCCESS)),
-            )
-            for project, task, ms in rows:
-                if isinstance(ms, (int, float)) and 0 <= ms < _FOREVER:
-                    out.setdefault((project, task), []).append(float(ms))
+        rows = self._per_pair(
+            ids,
+            "SELECT r.project, r.task, r.duration_ms FROM want JOIN runs AS r"  # noqa: S608  constants
+            " ON r.id IN (SELECT id FROM runs WHERE project = want.project"
+            f" AND task = want.task ORDER BY id DESC LIMIT {_RECENT_ROWS})"
+            " WHERE r.status = ? AND r.cache_hit = 0 ORDER BY r.id DESC",
+            str(TaskStatus.SUCCESS),
+        )
+        for project, task, ms in rows:
+            if isinstance(ms, (int, float)) and 0 <= ms < _FOREVER:
+                out.setdefault((str(project), str(task)), []).append(float(ms))
         return {pair: tuple(values) for pair, values in out.items()}
 
     def retention_rows(self) -> list[tuple[str, int, int]]:
