@@ -293,6 +293,6 @@ def test_a_restore_killed_mid_way_leaves_nothing_the_next_run_keeps(workspace, t
 
     status, err = bench.status()
     assert status == "restored-local"
-    assert (WARM in err) == (path == "warm")
+    assert (WARM in err) == (path == "warm"), err
     assert leftovers(bench.pkg) == []
     assert tree_bytes(bench.pkg / "dist") == want

@@ -178,7 +178,7 @@ def extract_archive(src: IO[bytes], label: str, root: Path, expected: ArtifactIn
     recorded size and digest are they moved into place, so a bad artifact restores nothing.
     """
     try:
-        staging = Staging(root)
+        staging = Staging(root, whole=_absent_top(expected.manifest, root))
     except Blocked as err:
         raise CorruptArtifact(label, err.reason, blocked=True) from err
     try:
@@ -189,6 +189,24 @@ def extract_archive(src: IO[bytes], label: str, root: Path, expected: ArtifactIn
         raise CorruptArtifact(label, err.reason, blocked=True) from err
     finally:
         staging.close()
+
+
+def _absent_top(manifest: Iterable[Recorded], root: Path) -> str | None:
+    """The one top-level directory every recorded path lies in, when it is not on disk: a
+    restore can then stage that directory whole and move it into place with one rename."""
+    tops = {r.path.partition("/")[0] for r in manifest}
+    if len(tops) != 1:
+        return None
+    (top,) = tops
+    if any(r.path == top and r.kind != "dir" for r in manifest):
+        return None
+    try:
+        os.lstat(root / top)
+    except FileNotFoundError:
+        return top
+    except OSError:
+        return None
+    return None
 
 
 def check_recorded(found: ArtifactInfo, expected: ArtifactInfo, label: str) -> None:

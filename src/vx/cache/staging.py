@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _PREFIX = ".vx-restore-"
+_NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"
 _LEFTOVER = re.compile(r"\.vx-restore-[a-z0-9_]{8}")
 """A staging dir's name as `tempfile.mkdtemp` makes it from `_PREFIX`, and nothing else."""
 
@@ -54,6 +55,33 @@ def _walk(base: int, parts: Parts, *, create: bool) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def _output_dir(root: Path) -> Path:
+    """A new `.vx-restore-*` dir that will become an output directory, so it gets the mode
+    a plain `mkdir` gives (umask applied), where `mkdtemp` would give 0700."""
+    import random
+
+    for _ in range(100):
+        name = "".join(random.choices(_NAME_CHARS, k=8))  # noqa: S311  a name, not a secret
+        path = root / (_PREFIX + name)
+        try:
+            path.mkdir(0o777)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(errno.EEXIST, "no free staging dir name", str(root))
+
+
+def _set_modes(root_fd: int, dir_modes: Iterable[tuple[str, int]]) -> None:
+    """Give each restored directory its recorded mode, deepest first (a parent's mode may
+    take away the right to enter it)."""
+    for path, mode in sorted(dir_modes, reverse=True):
+        fd = _walk(root_fd, tuple(path.split("/")), create=False)
+        try:
+            os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
 
 
 def sweep(dirs: Iterable[Path]) -> None:
@@ -109,23 +137,38 @@ class Staging:
 
     Nothing here ever follows a symlink: every directory is opened with O_NOFOLLOW from a
     descriptor of its parent, so a link on disk cannot redirect a write out of the root.
-    A restore into absent outputs, the common case, costs one staging dir made and removed:
+    A restore into absent outputs, the common case, is cheap: when every member lies in one
+    top-level directory (`whole`, `dist`) that is not on disk, the staging dir *is* that
+    directory and the commit is one rename. Otherwise the staged tree is merged into place;
     the dir for replaced entries is made only when an entry is replaced, and a staging dir
     emptied by the commit is removed with one `rmdir` rather than walked.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, whole: str | None = None) -> None:
         self._root = root
+        self._whole = whole
+        self._moved = False
         self._fds: list[int] = []
         self._parent: tuple[Parts, int] | None = None
         self._aside: tuple[Path, int] | None = None
         try:
-            self._dir = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=root))
+            if whole is None:
+                self._dir = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=root))
+            else:
+                self._dir = _output_dir(root)
             self._root_fd = self._open(root)
             self._tree_fd = self._open(self._dir)
         except OSError as err:
             self.close()
             raise Blocked(f"{_errname(err)} writing in {root}") from err
+
+    def _inner(self, parts: Parts) -> Parts:
+        """Where a member lies in the staging dir: below `whole`, when the dir stands for it."""
+        if self._whole is None:
+            return parts
+        if parts[:1] != (self._whole,):
+            raise Blocked(f"{'/'.join(parts)} lies outside {self._whole}, as no member may")
+        return parts[1:]
 
     def _open(self, path: Path) -> int:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -147,7 +190,7 @@ class Staging:
             os.close(fd)
         self._fds.clear()
         made = [self._aside[0]] if self._aside is not None else []
-        if hasattr(self, "_dir"):
+        if hasattr(self, "_dir") and not self._moved:
             made.append(self._dir)
         for path in made:
             try:
@@ -157,7 +200,7 @@ class Staging:
 
     def _parent_of(self, parts: Parts) -> int:
         """The staged parent dir of a member; archives are sorted, so the last one is reused."""
-        want = parts[:-1]
+        want = self._inner(parts)[:-1]
         if self._parent is not None and self._parent[0] == want:
             return self._parent[1]
         if self._parent is not None:
@@ -172,7 +215,7 @@ class Staging:
 
     def add_dir(self, parts: Parts) -> None:
         try:
-            os.close(_walk(self._tree_fd, parts, create=True))
+            os.close(_walk(self._tree_fd, self._inner(parts), create=True))
         except OSError as err:
             raise self._refused(err, parts) from err
 
@@ -191,21 +234,36 @@ class Staging:
 
     def commit(self, dir_modes: Iterable[tuple[str, int]]) -> None:
         """Move the staged tree into the root, then set directory modes; undo all on failure."""
+        if self._whole is not None:
+            self._commit_whole(dir_modes)
+            return
         log: list[tuple[Parts, str]] = []
         try:
             self._merge((), log)
-            for path, mode in sorted(dir_modes, reverse=True):
-                fd = _walk(self._root_fd, tuple(path.split("/")), create=False)
-                try:
-                    os.fchmod(fd, mode)
-                finally:
-                    os.close(fd)
+            _set_modes(self._root_fd, dir_modes)
         except OSError as err:
             self._undo(log)
             raise Blocked(f"{_errname(err)} restoring into {self._root}") from err
         except Blocked:
             self._undo(log)
             raise
+
+    def _commit_whole(self, dir_modes: Iterable[tuple[str, int]]) -> None:
+        """Rename the staging dir to the absent top-level directory it stands for."""
+        assert self._whole is not None  # noqa: S101  only called in that mode
+        name, staged = self._dir.name, self._whole
+        try:
+            os.rename(name, staged, src_dir_fd=self._root_fd, dst_dir_fd=self._root_fd)
+        except OSError as err:
+            raise Blocked(f"{_errname(err)} restoring {staged} into {self._root}") from err
+        self._moved = True
+        try:
+            _set_modes(self._root_fd, dir_modes)
+        except OSError as err:
+            with contextlib.suppress(OSError):
+                os.rename(staged, name, src_dir_fd=self._root_fd, dst_dir_fd=self._root_fd)
+                self._moved = False
+            raise Blocked(f"{_errname(err)} restoring into {self._root}") from err
 
     def _merge(self, rel: Parts, log: list[tuple[Parts, str]]) -> None:
         src = _walk(self._tree_fd, rel, create=False)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vx.cache.staging import Staging, sweep
+import pytest
+
+from vx.cache.staging import Blocked, Staging, sweep
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -38,3 +40,32 @@ def test_sweep_removes_leftover_staging_dirs_and_nothing_else(tmp_path: Path) ->
     ]
     assert (root / "dist" / ".vx-restore-abcd1234").is_dir()
     assert (outside / "keep.txt").read_text() == "keep"
+
+
+def test_a_restore_into_an_absent_top_dir_is_one_rename(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    root.mkdir()
+    staging = Staging(root, whole="dist")
+    staging.add_dir(("dist",))
+    with staging.file(("dist", "sub", "a.js"), 0o644) as staged:
+        staged.write(b"a")
+    staging.commit([("dist", 0o750)])
+    staging.close()
+    assert sorted(p.name for p in root.iterdir()) == ["dist"]  # no staging dir left
+    assert (root / "dist/sub/a.js").read_bytes() == b"a"
+    assert (root / "dist").stat().st_mode & 0o777 == 0o750
+
+
+def test_a_top_dir_that_appeared_meanwhile_blocks_the_restore(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    root.mkdir()
+    staging = Staging(root, whole="dist")
+    with staging.file(("dist", "a.js"), 0o644) as staged:
+        staged.write(b"new")
+    (root / "dist").mkdir()
+    (root / "dist/keep.txt").write_text("someone else's")
+    with pytest.raises(Blocked):
+        staging.commit([])
+    staging.close()
+    assert sorted(p.name for p in root.iterdir()) == ["dist"]
+    assert sorted(p.name for p in (root / "dist").iterdir()) == ["keep.txt"]
