@@ -355,3 +355,18 @@ def test_the_warm_path_never_replays_an_affected_answer(
     commit(root)
     again = vx(["run", "build", "--affected=HEAD"], root).assert_code(0)
     assert "nothing affected since HEAD" in again.err
+
+
+def test_show_affected_lists_what_the_run_keeps(
+    tmp_path: Path, vx: Callable[..., VxResult]
+) -> None:
+    root = standard(tmp_path)
+    write_tree(root, {"packages/lib/test/index.test.ts": "test 2\n"})
+    every = vx(["show", "--affected=HEAD", "--format", "json"], root).assert_ok().json()
+    assert {p["name"] for p in every} == {"lib", "ui", "app"}
+    tests = vx(["show", "test", "--affected=HEAD", "--format", "json"], root).assert_ok().json()
+    assert {t["name"] for t in tests} == {"lib"}
+    builds = vx(["show", "build", "--affected=HEAD", "--format", "json"], root).assert_ok().json()
+    assert builds == []
+    refused = vx(["show", "lib", "--affected=HEAD"], root).assert_code(1)
+    assert "--affected narrows a list; lib is one project" in refused.err

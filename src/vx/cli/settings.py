@@ -112,7 +112,8 @@ class ShowSettings(NamedTuple):
     """`vx show [TARGET]`: what to show, in which format, from which directory.
 
     `filters` narrow the list, or a task's projects, to what `vx run --filter` would select;
-    `env` is what git runs with when a filter names a ref.
+    `env` is what git runs with when a filter names a ref. `affected` is `--affected`'s base
+    (`""`: the default), None without it; `ci_bases` as `RunOptions.ci_bases`.
     """
 
     target: str | None
@@ -120,3 +121,5 @@ class ShowSettings(NamedTuple):
     cwd: Path
     filters: tuple[str, ...] = ()
     env: Mapping[str, str] = MappingProxyType({})
+    affected: str | None = None
+    ci_bases: tuple[str, ...] = ()
