@@ -184,7 +184,8 @@ def _affected(ws: Workspace, shown: dict[str, Shown], settings: ShowSettings) ->
     candidates: the changed projects and their dependents (`--filter "...[<base>]"`)."""
     from vx.graph.build import build_graph
     from vx.graph.select import selection_edges
-    from vx.workspace.affected import keep, reach, resolve_base
+    from vx.run.affected import keep
+    from vx.workspace.affected import reach, resolve_base
 
     target = settings.target
     if target is not None and (target == ROOT or target in shown):

@@ -3,6 +3,7 @@ notes when nothing is left (every one of them exits 0: a docs-only commit must n
 
 from __future__ import annotations
 
+from collections import deque
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -10,12 +11,13 @@ from vx.events import AffectedReason
 from vx.graph.build import build_graph
 from vx.graph.select import ScopeKind, filter_scope, resolve_requests
 from vx.ids import is_task_id
-from vx.workspace.affected import keep, reach, resolve_base
+from vx.workspace.affected import reach, resolve_base
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from vx.graph.build import ExcludeDeps
+    from vx.graph.model import TaskGraph
     from vx.ids import TaskId
     from vx.run.prepare import RunOptions
     from vx.workspace.affected import Reach
@@ -130,3 +132,28 @@ def _unreached(
             f" task{'s' if len(missed) > 1 else ''}."
         )
     return notes
+
+
+def keep(graph: TaskGraph, found: Reach) -> dict[TaskId, AffectedReason]:
+    """The requested tasks whose `dependsOn` closure holds a seeded task, with the reason: the
+    nearest seed, breadth first, and the chain to it (`via`, nearest first)."""
+    kept: dict[TaskId, AffectedReason] = {}
+    for root in sorted(graph.requested):
+        parent: dict[TaskId, TaskId | None] = {root: None}
+        todo = deque([root])
+        while todo:
+            tid = todo.popleft()
+            why = found.seed(tid, graph.nodes[tid].task)
+            if why is not None:
+                chain: list[TaskId] = []
+                at: TaskId | None = tid
+                while at is not None and at != root:
+                    chain.append(at)
+                    at = parent[at]
+                kept[root] = why._replace(via=tuple(reversed(chain)))
+                break
+            for dep in graph.deps.get(tid, ()):
+                if dep not in parent:
+                    parent[dep] = tid
+                    todo.append(dep)
+    return kept

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -31,7 +30,6 @@ from vx.workspace.packages import package_edges
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from vx.graph.model import TaskGraph
     from vx.workspace.manifests import Manifest
     from vx.workspace.model import TaskDef, Workspace
 
@@ -347,28 +345,3 @@ def _read_manifest(path: Path, shown: str) -> Manifest | None:
         )
     except UserError:
         return None
-
-
-def keep(graph: TaskGraph, found: Reach) -> dict[TaskId, AffectedReason]:
-    """The requested tasks whose `dependsOn` closure holds a seeded task, with the reason: the
-    nearest seed, breadth first, and the chain to it (`via`, nearest first)."""
-    kept: dict[TaskId, AffectedReason] = {}
-    for root in sorted(graph.requested):
-        parent: dict[TaskId, TaskId | None] = {root: None}
-        todo = deque([root])
-        while todo:
-            tid = todo.popleft()
-            why = found.seed(tid, graph.nodes[tid].task)
-            if why is not None:
-                chain: list[TaskId] = []
-                at: TaskId | None = tid
-                while at is not None and at != root:
-                    chain.append(at)
-                    at = parent[at]
-                kept[root] = why._replace(via=tuple(reversed(chain)))
-                break
-            for dep in graph.deps.get(tid, ()):
-                if dep not in parent:
-                    parent[dep] = tid
-                    todo.append(dep)
-    return kept
