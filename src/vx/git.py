@@ -30,6 +30,7 @@ _PINNED_ENV = {
 }
 
 GITLINK_MODE = "160000"
+GITLINK = b"160000"
 STATUS_ARGS = ("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".")
 
 
@@ -55,7 +56,8 @@ class StatusSnapshot(NamedTuple):
     (edited, type-changed, intent-to-add, unmerged): those must be read. `deleted` holds index
     paths gone from the work tree. `untracked` holds files git would add, never ignored ones.
     `renames` maps a staged rename's new path to its old one. `raw` is git's own answer, which
-    the warm path compares byte for byte instead of parsing it again.
+    the warm path compares byte for byte instead of parsing it again. `nested` holds untracked
+    embedded repositories, which git lists as one directory (`vendor/nested/`, slash dropped).
     """
 
     modified: frozenset[str] = frozenset()
@@ -63,6 +65,7 @@ class StatusSnapshot(NamedTuple):
     untracked: frozenset[str] = frozenset()
     renames: Mapping[str, str] = MappingProxyType({})
     raw: bytes = b""
+    nested: frozenset[str] = frozenset()
 
 
 class GitSnapshot:
@@ -237,13 +240,49 @@ def merge_base(root: Path, a: str, b: str, *, env: Mapping[str, str] | None = No
 def diff_names(root: Path, base: str, *, env: Mapping[str, str] | None = None) -> frozenset[str]:
     """Root-relative paths that differ between commit `base` and the work tree, both sides of a
     rename included; untracked files are `status`'s business."""
+    return frozenset(diff_raw(root, base, env=env))
+
+
+def diff_raw(root: Path, base: str, *, env: Mapping[str, str] | None = None) -> dict[str, bool]:
+    """Root-relative paths that differ between commit `base` and the work tree, each marked
+    True when a side is a gitlink (a submodule: git names it as one path).
+
+    Submodules are always compared, whatever `diff.ignoreSubmodules` says: a key sees them.
+    """
     where = _locate(root, env)
-    proc = _git(
-        root, ("diff", "--name-only", "--no-relative", "-z", "--no-renames", base, "--", "."), env
-    )
+    args = ("diff", "--raw", "--no-relative", "-z", "--no-renames", "--ignore-submodules=none")
+    proc = _git(root, (*args, "--no-abbrev", base, "--", "."), env)
     _check(root, "diff", proc)
-    paths = (_relative(raw, where.prefix) for raw in proc.stdout.split(b"\0") if raw)
-    return frozenset(p for p in paths if p is not None)
+    found: dict[str, bool] = {}
+    tokens = iter(proc.stdout.split(b"\0"))
+    for meta in tokens:
+        if not meta.startswith(b":"):
+            continue
+        path = _relative(next(tokens, b""), where.prefix)
+        if path is not None:
+            old_mode, new_mode = meta[1:].split(b" ", 2)[:2]
+            found[path] = found.get(path, False) or GITLINK in (old_mode, new_mode)
+    return found
+
+
+def try_commit(root: Path, ref: str, *, env: Mapping[str, str] | None = None) -> str | None:
+    """The commit `ref` names, None when it names none here (a default base that is absent)."""
+    proc = _git(root, ("rev-parse", "--verify", "-q", "--end-of-options", ref + "^{commit}"), env)
+    return os.fsdecode(proc.stdout).strip() or None if proc.returncode == 0 else None
+
+
+def is_shallow(root: Path, *, env: Mapping[str, str] | None = None) -> bool:
+    """Whether the clone holding `root` is shallow (CI's one-commit checkout)."""
+    return _locate(root, env).shallow
+
+
+def show_file(
+    root: Path, commit: str, path: str, *, env: Mapping[str, str] | None = None
+) -> bytes | None:
+    """The bytes root-relative `path` held at `commit`, None when it was not there."""
+    where = _locate(root, env)
+    proc = _git(root, ("show", "--end-of-options", f"{commit}:{where.prefix}{path}"), env)
+    return proc.stdout if proc.returncode == 0 else None
 
 
 def common_dir(root: Path, *, env: Mapping[str, str] | None = None) -> Path:
@@ -336,6 +375,7 @@ def _status(root: Path, prefix: str, env: Mapping[str, str] | None) -> StatusSna
     modified: set[str] = set()
     deleted: set[str] = set()
     untracked: set[str] = set()
+    nested: set[str] = set()
     renames: dict[str, str] = {}
     tokens = iter(proc.stdout.split(b"\0"))
     for token in tokens:
@@ -350,6 +390,8 @@ def _status(root: Path, prefix: str, env: Mapping[str, str] | None) -> StatusSna
             # An embedded repository is listed as a directory; it holds no file vx can hash.
             if not path.endswith("/"):
                 untracked.add(path)
+            else:
+                nested.add(path.rstrip("/"))
         elif "U" in (x, y) or x + y in ("AA", "DD"):
             modified.add(path)
         elif y == "D":
@@ -368,6 +410,7 @@ def _status(root: Path, prefix: str, env: Mapping[str, str] | None) -> StatusSna
         untracked=frozenset(untracked),
         renames=MappingProxyType(renames),
         raw=proc.stdout,
+        nested=frozenset(nested),
     )
 
 

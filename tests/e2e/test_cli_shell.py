@@ -89,7 +89,8 @@ def test_every_spelling_of_the_overview_prints_the_same(vx, ws):
     assert page.startswith("vx 0.1.0 — ")
     assert "\nUsage:\n" in page
     assert (
-        "\n  vx show [PROJECT[#TASK] | TASK] [--filter <pattern>] [--format pretty|json]\n" in page
+        "\n  vx show [PROJECT[#TASK] | TASK] [--filter <pattern>] [--affected[=<base>]]"
+        " [--format pretty|json]\n" in page
     )
     assert "\n  vx help [VERB]\n" in page
     assert "\n  vx version\n" in page
@@ -118,7 +119,8 @@ def test_every_spelling_of_a_verb_page_prints_the_same(vx, ws, verb):
 def test_the_show_page(vx, ws):
     page = vx(["show", "--help"], ws).assert_ok().out
     assert page.startswith(
-        "Usage:\n  vx show [PROJECT[#TASK] | TASK] [--filter <pattern>] [--format pretty|json]\n\n"
+        "Usage:\n  vx show [PROJECT[#TASK] | TASK] [--filter <pattern>] [--affected[=<base>]]"
+        " [--format pretty|json]\n\n"
     )
     assert "\nFlags:\n  --filter <pattern>    " in page
     assert "\n  --format pretty|json  " in page

@@ -24,7 +24,10 @@ def plan_and_print(options: RunOptions, settings: RunSettings, streams: Streams)
     from vx.util.stopwatch import Stopwatch
 
     watch = Stopwatch()
-    view = plan_view(plan_run(options, watch=watch))
+    planned = plan_run(options, watch=watch)
+    for note in planned.notes:  # a run prints them as notices; the plan owns stdout
+        streams.err.write(f"[vx] {note}\n")
+    view = plan_view(planned)
     if options.timing:
         streams.err.write(watch.table())
     if settings.graph is not None:

@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from vx.cli import foreign
 from vx.cli.parser import Command, Flag, Number, Section, Takes
-from vx.cli.settings import FILTER_FLAG, FORMAT_FLAG, OutputFormat, output_format
+from vx.cli.settings import (
+    AFFECTED_FLAG,
+    FILTER_FLAG,
+    FORMAT_FLAG,
+    OutputFormat,
+    ci_bases,
+    output_format,
+)
 from vx.errors import ErrorCode, UserError
 from vx.util.text import shell_quote
 
@@ -33,6 +40,7 @@ DRY_FORMATS = ("text", "json")
 FLAGS = (
     Flag("--all", "select every project that declares the task"),
     FILTER_FLAG,
+    AFFECTED_FLAG,
     Flag(
         "--exclude-dependencies",
         "drop dependsOn edges: all of them, or only the tasks with these comma-separated names",
@@ -171,6 +179,8 @@ COMMAND = Command(
                 ("PKG#TASK", "that project's task; //#TASK is the root project's"),
                 ("--all", "every project that declares the task"),
                 ("--filter P", "the projects P selects (below), instead of the current one"),
+                ("--affected[=BASE]", "the tasks a change since BASE's merge base reaches:"),
+                ("", "those whose inputs it touches, and those depending on one of them"),
                 ("-- ARGS", "forwarded, shell-quoted, to the requested tasks' commands"),
             ),
         ),
@@ -228,6 +238,7 @@ COMMAND = Command(
                 ("vx run test --filter '[main]'", "where files changed since main"),
                 ('vx run ci --report-file="$GITHUB_STEP_SUMMARY"', "a CI step summary"),
                 ("vx run build --report=html", "the run as a picture in report.html"),
+                ("vx run test --affected --dry", "what a change reaches, and why"),
             ),
         ),
         foreign.help_section(f.name for f in FLAGS),
@@ -282,6 +293,8 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
         cwd=cwd,
         all=args.switch("all"),
         filters=args.texts("filter"),
+        affected=args.text("affected") if args.given("affected") else None,
+        ci_bases=ci_bases(env),
         forward=args.forwarded or (),
         exclude_dependencies=excluded,
         concurrency=None if amount is None else str(amount),

@@ -49,6 +49,42 @@ CACHE_DIR_FLAG = Flag(
 )
 
 
+AFFECTED_FLAG = Flag(
+    "--affected",
+    "select the tasks a change since <base>'s merge base reaches (uncommitted and untracked"
+    " files included); default: affectedBase, the CI's base, origin/HEAD, main or master,"
+    " else HEAD~1",
+    Takes.OPTIONAL,
+    metavar="<base>",
+    empty_is_bare=True,
+)
+
+
+def ci_bases(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The refs GitHub Actions names as a change's base, first to try first: a pull request's
+    base branch (`GITHUB_BASE_REF`, as origin/<branch>, then <branch>), else the commit a push
+    moved the branch from (`before` in the event file `GITHUB_EVENT_PATH` names)."""
+    if env.get("GITHUB_ACTIONS", "").strip().lower() != "true":
+        return ()
+    branch = env.get("GITHUB_BASE_REF", "").strip()
+    if branch:
+        return (f"origin/{branch}", branch)
+    event = env.get("GITHUB_EVENT_PATH", "").strip()
+    if not event:
+        return ()
+    import json
+    from pathlib import Path
+
+    try:
+        doc = json.loads(Path(event).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ()
+    before = doc.get("before") if isinstance(doc, dict) else None
+    if isinstance(before, str) and before.strip("0") and not before.startswith("-"):
+        return (before,)  # all zeros: a new branch, with nothing before it
+    return ()
+
+
 def output_format(args: ParsedArgs) -> OutputFormat:
     """The `--format` an invocation asked for, pretty when it asked for none."""
     return OutputFormat(args.text(FORMAT_FLAG.dest) or OutputFormat.PRETTY)
@@ -85,7 +121,8 @@ class ShowSettings(NamedTuple):
     """`vx show [TARGET]`: what to show, in which format, from which directory.
 
     `filters` narrow the list, or a task's projects, to what `vx run --filter` would select;
-    `env` is what git runs with when a filter names a ref.
+    `env` is what git runs with when a filter names a ref. `affected` is `--affected`'s base
+    (`""`: the default), None without it; `ci_bases` as `RunOptions.ci_bases`.
     """
 
     target: str | None
@@ -93,6 +130,8 @@ class ShowSettings(NamedTuple):
     cwd: Path
     filters: tuple[str, ...] = ()
     env: Mapping[str, str] = MappingProxyType({})
+    affected: str | None = None
+    ci_bases: tuple[str, ...] = ()
 
 
 class CachePruneSettings(NamedTuple):

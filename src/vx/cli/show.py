@@ -8,7 +8,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vx.cli.parser import Command, Section
-from vx.cli.settings import FILTER_FLAG, FORMAT_FLAG, OutputFormat, ShowSettings, output_format
+from vx.cli.settings import (
+    AFFECTED_FLAG,
+    FILTER_FLAG,
+    FORMAT_FLAG,
+    OutputFormat,
+    ShowSettings,
+    ci_bases,
+    output_format,
+)
 from vx.errors import ErrorCode, UserError
 from vx.ids import ROOT, TaskId, is_task_id
 from vx.util.fuzzy import did_you_mean, listing
@@ -23,7 +31,7 @@ if TYPE_CHECKING:
 
 COMMAND = Command(
     "show",
-    flags=(FILTER_FLAG, FORMAT_FLAG),
+    flags=(FILTER_FLAG, AFFECTED_FLAG, FORMAT_FLAG),
     words="target",
     most_words=None,
     sections=(
@@ -35,6 +43,8 @@ COMMAND = Command(
                 ("PROJECT#TASK", "one task of one project"),
                 ("TASK", "that task in every project that declares it"),
                 ("--filter P", "only the projects vx run --filter P selects (the list, or TASK)"),
+                ("--affected[=BASE]", "TASK: the projects whose TASK vx run TASK --affected runs;"),
+                ("", "no TASK: the changed projects and their dependents"),
             ),
         ),
         Section(
@@ -87,7 +97,14 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> ShowSettings
             ErrorCode.USAGE,
             f"vx show: --filter narrows a list; {clip(target)} is one task already — drop --filter",
         )
-    return ShowSettings(target, output_format(args), cwd, filters, env)
+    affected = args.text("affected") if args.given("affected") else None
+    if affected is not None and target is not None and is_task_id(target):
+        raise UserError(
+            ErrorCode.USAGE,
+            f"vx show: --affected narrows a list; {clip(target)} is one task already"
+            " — drop --affected",
+        )
+    return ShowSettings(target, output_format(args), cwd, filters, env, affected, ci_bases(env))
 
 
 def execute(settings: ShowSettings, streams: Streams) -> int:
@@ -99,6 +116,8 @@ def execute(settings: ShowSettings, streams: Streams) -> int:
         streams.err.write(f"note: {note}\n")
     full = _shown(ws)
     shown = _filtered(ws, full, settings) if settings.filters else full
+    if settings.affected is not None:
+        shown = _affected(ws, shown, settings)
     as_json = settings.format is OutputFormat.JSON
     if settings.target is None:
         doc: Any = [_list_entry(s) for s in shown.values()]
@@ -158,6 +177,42 @@ def _filtered(ws: Workspace, shown: dict[str, Shown], settings: ShowSettings) ->
             f" declared by: {listing(declares)}",
         )
     return kept if declares else shown
+
+
+def _affected(ws: Workspace, shown: dict[str, Shown], settings: ShowSettings) -> dict[str, Shown]:
+    """Beside a task, the projects whose task `vx run <task> --affected` keeps; alone, the run's
+    candidates: the changed projects and their dependents (`--filter "...[<base>]"`)."""
+    from vx.graph.build import build_graph
+    from vx.graph.select import selection_edges
+    from vx.run.affected import keep
+    from vx.workspace.affected import reach, resolve_base
+
+    target = settings.target
+    if target is not None and (target == ROOT or target in shown):
+        raise UserError(
+            ErrorCode.USAGE,
+            f"vx show: --affected narrows a list; {clip(target)} is one project"
+            " — drop --affected, or name a task",
+        )
+    base = resolve_base(ws, settings.affected or "", ci_bases=settings.ci_bases, env=settings.env)
+    found = reach(ws, base, env=settings.env)
+    if target is None:
+        dependents: dict[str, set[str]] = {}
+        for name, deps in selection_edges(ws).items():
+            for dep in deps:
+                dependents.setdefault(dep, set()).add(name)
+        picked, todo = set(found.candidates), list(found.candidates)
+        while todo:
+            for up in dependents.get(todo.pop(), ()):
+                if up not in picked:
+                    picked.add(up)
+                    todo.append(up)
+    else:
+        roots = [
+            TaskId(s.project.name, target) for s in shown.values() if target in s.project.tasks
+        ]
+        picked = {t.project for t in keep(build_graph(ws, roots), found)} if roots else set()
+    return {name: s for name, s in shown.items() if name in picked}
 
 
 def _default_builds(ws: Workspace) -> frozenset[str]:

@@ -44,7 +44,12 @@ VERBS: tuple[Verb, ...] = (
     Verb(
         "show",
         "vx.cli.show",
-        ("vx show [PROJECT[#TASK] | TASK] [--filter <pattern>] [--format pretty|json]",),
+        (
+            (
+                "vx show [PROJECT[#TASK] | TASK] [--filter <pattern>] [--affected[=<base>]]"
+                " [--format pretty|json]"
+            ),
+        ),
         "print the workspace's projects, or the tasks a name resolves to, as a run sees them",
     ),
     Verb(

@@ -88,7 +88,7 @@ class RunPlan:
     `plan_run` also predicts: each task's `predictions` under the cache `axes` the options
     resolve to, and the `forecast` (None when the history could not be read). `notes` are
     what selection wants said: a `[<ref>]` filter that left nothing to run, a task name no
-    project it chose declares.
+    project it chose declares. `reasons` says why `--affected` kept each requested task.
     """
 
     workspace: Workspace
@@ -101,6 +101,7 @@ class RunPlan:
     forecast: Forecast | None = None
     axes: CacheAxes | None = None
     notes: tuple[str, ...] = ()
+    reasons: Mapping[TaskId, AffectedReason] | None = None
 
     def real(self) -> tuple[PlanNode, ...]:
         """The nodes that are work (no groups), in order: what rows and counters speak of."""

@@ -60,7 +60,8 @@ def predict(
         node = plan.nodes[tid]
         status = status_of(node, keys.keys[tid], axes, has_entry)
         times = seen.get((tid.project, tid.task)) if status is not PlanStatus.GROUP else None
-        predictions[tid] = Prediction(status, median(list(times)) if times else None)
+        why = plan.reasons.get(tid) if plan.reasons is not None else None
+        predictions[tid] = Prediction(status, median(list(times)) if times else None, why)
     frozen = MappingProxyType(predictions)
     outlook = None if history is None else forecast(plan, frozen)
     return replace(plan, keys=keys, predictions=frozen, forecast=outlook, axes=axes)

@@ -49,6 +49,9 @@ class RunOptions(NamedTuple):
     `filters` are `--filter` values as typed (`"...app"`, `"!docs"`, `"[main]"`), evaluated
     once the workspace is loaded; with them the filters, not the cwd or `all`, choose where
     bare task names run.
+    `affected` is `--affected`'s base (`""`: the default one), None without the flag;
+    `ci_bases` are the refs the CI names as the change's base (a pull request's base branch,
+    a push's `before`), which the default base tries after the workspace's `affectedBase`.
     `env` is the environment keys and tasks see (the process's when None). `tick` is called
     regularly while tasks run, for a live display. `command` is what the history records.
     """
@@ -57,6 +60,8 @@ class RunOptions(NamedTuple):
     cwd: Path | None = None
     all: bool = False
     filters: tuple[str, ...] = ()
+    affected: str | None = None
+    ci_bases: tuple[str, ...] = ()
     forward: tuple[str, ...] = ()
     exclude_dependencies: bool | frozenset[str] = False
     concurrency: int | str | None = None
@@ -239,6 +244,27 @@ def _plan(options: RunOptions, watch: Stopwatch) -> tuple[RunPlan, tuple[str, ..
     if refusal:
         raise UserError(ErrorCode.REFUSED, refusal)
     notes: list[str] = []
+    excl = options.exclude_dependencies
+    exclude = None
+    if excl is True or (isinstance(excl, frozenset) and excl):
+        exclude = ExcludeDeps(
+            all=excl is True, names=excl if isinstance(excl, frozenset) else frozenset()
+        )
+    if options.affected is not None:
+        from vx.run.affected import affected_roots
+
+        words = options.tasks
+        if not words:
+            if options.pick is None:
+                raise UserError(ErrorCode.USAGE, "vx run: name a task to run (vx run build)")
+            words = (options.pick(ws, cwd),)
+        picked = affected_roots(ws, options, words, exclude=exclude, env=_env(options))
+        notes.extend(picked.notes)
+        graph = build_graph(ws, picked.roots, exclude=exclude)
+        plan = make_plan(ws, graph, options.forward)
+        plan = dataclasses.replace(plan, notes=tuple(notes), reasons=picked.reasons)
+        watch.mark("plan")
+        return plan, imported
     chosen = None
     if options.filters:
         from vx.graph.select import filter_scope
@@ -264,12 +290,6 @@ def _plan(options: RunOptions, watch: Stopwatch) -> tuple[RunPlan, tuple[str, ..
     if selection.undeclared and scope:
         names = ", ".join(selection.undeclared)
         notes.append(f"no project the filters selected declares {names}: nothing to run for it")
-    excl = options.exclude_dependencies
-    exclude = None
-    if excl is True or (isinstance(excl, frozenset) and excl):
-        exclude = ExcludeDeps(
-            all=excl is True, names=excl if isinstance(excl, frozenset) else frozenset()
-        )
     graph = build_graph(ws, selection.roots, exclude=exclude)
     plan = dataclasses.replace(make_plan(ws, graph, options.forward), notes=tuple(notes))
     watch.mark("plan")
@@ -438,9 +458,9 @@ def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
 
 
 def _may_replay(options: RunOptions) -> bool:
-    """The warm path may answer: asked for, and no `[<ref>]` filter, whose answer moves with
-    refs and commits the warm path's fingerprints do not watch."""
-    if not options.warm:
+    """The warm path may answer: asked for, and no `[<ref>]` filter or `--affected`, whose
+    answer moves with refs and commits the warm path's fingerprints do not watch."""
+    if not options.warm or options.affected is not None:
         return False
     if not options.filters:
         return True

@@ -14,6 +14,8 @@ from vx import git
 from vx.errors import ErrorCode, UserError
 from vx.util.text import clip
 
+LOCK_FILE = "vx-lock.json"
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from pathlib import Path
@@ -32,11 +34,17 @@ class BaseRef(NamedTuple):
 
 
 class Changes(NamedTuple):
-    """The paths that differ from `base` (the commit the diff ran from) for `ref`."""
+    """The paths that differ from `base` (the commit the diff ran from) for `ref`.
+
+    `repos` are the paths among them that are a submodule or an untracked embedded repository:
+    git names one path for everything inside. `vx-lock.json` is never a change: a `vx lock`
+    rewrite must not select every project.
+    """
 
     ref: str
     base: str
     paths: frozenset[str]
+    repos: frozenset[str] = frozenset()
 
 
 def check_ref(text: str, *, what: str) -> BaseRef:
@@ -96,8 +104,11 @@ def changes_since(root: Path, base: BaseRef, *, env: Mapping[str, str]) -> Chang
     start = commit
     if base.merge and not base.ref.endswith("^{tree}"):
         start = git.merge_base(root, commit, "HEAD", env=env) or commit
-    paths = git.diff_names(root, start, env=env) | git.status(root, env=env).untracked
-    return Changes(base.ref, start, paths)
+    diff = git.diff_raw(root, start, env=env)
+    status = git.status(root, env=env)
+    paths = (frozenset(diff) | status.untracked | status.nested) - {LOCK_FILE}
+    repos = frozenset(p for p, link in diff.items() if link) | status.nested
+    return Changes(base.ref, start, paths, repos)
 
 
 def changed_projects(ws: Workspace, paths: Iterable[str]) -> frozenset[str]:

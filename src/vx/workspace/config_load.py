@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import json
 import os
 import re
 import sys
 import threading
+import types
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -18,7 +20,7 @@ from vx.workspace.config_schema import parse_project_config, parse_workspace_con
 from vx.workspace.model import WorkspaceConfig
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from types import TracebackType
 
     from vx.workspace.model import ProjectConfig
@@ -71,7 +73,9 @@ def load_project_config(directory: Path, *, root: Path) -> ProjectConfig | None:
     if path is None:
         return None
     shown = display_path(path, root)
-    return parse_project_config(read_config(path, shown, "project"), shown)
+    imported: list[str] = []
+    config = parse_project_config(read_config(path, shown, "project", imported), shown)
+    return dataclasses.replace(config, imports=_under(imported, root)) if imported else config
 
 
 def load_workspace_config(root: Path) -> WorkspaceConfig:
@@ -80,7 +84,20 @@ def load_workspace_config(root: Path) -> WorkspaceConfig:
     if path is None:
         return WorkspaceConfig()
     shown = display_path(path, root)
-    return parse_workspace_config(read_config(path, shown, "workspace"), shown)
+    imported: list[str] = []
+    config = parse_workspace_config(read_config(path, shown, "workspace", imported), shown)
+    return dataclasses.replace(config, imports=_under(imported, root)) if imported else config
+
+
+def _under(files: list[str], root: Path) -> tuple[str, ...]:
+    """The root-relative POSIX paths of `files` that lie under the root (no venv's, no stdlib's)."""
+    real_root = os.path.realpath(root)
+    kept = {
+        os.path.relpath(real, real_root).replace(os.sep, "/")
+        for f in files
+        if (real := os.path.realpath(f)).startswith(real_root + os.sep)
+    }
+    return tuple(sorted(kept))
 
 
 def display_path(path: Path, root: Path | None) -> str:
@@ -98,10 +115,14 @@ def display_path(path: Path, root: Path | None) -> str:
     return str(path)
 
 
-def read_config(path: Path, shown: str, kind: Kind) -> object:
-    """The file's raw value, before validation; `shown` is the path messages print."""
+def read_config(path: Path, shown: str, kind: Kind, imported: list[str] | None = None) -> object:
+    """The file's raw value, before validation; `shown` is the path messages print.
+
+    A `.py` config's imported source files are appended to `imported`: `--affected` selects
+    the project when one of them changes, as the config's hash would move.
+    """
     if path.suffix == ".py":
-        return _run_program(path, shown, kind)
+        return _run_program(path, shown, kind, imported)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
@@ -231,7 +252,7 @@ def _position(text: str, offset: int) -> tuple[int, int]:
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
-def _run_program(path: Path, shown: str, kind: Kind) -> object:
+def _run_program(path: Path, shown: str, kind: Kind, imported: list[str] | None) -> object:
     """Run a `.py` config in its own namespace; its `config`, else its last define_* result."""
     filename = str(path.absolute())
     try:
@@ -266,6 +287,8 @@ def _run_program(path: Path, shown: str, kind: Kind) -> object:
             if str(directory) in sys.path:
                 sys.path.remove(str(directory))
             _forget_modules(set(sys.modules) - known_modules, directory, known_paths)
+    if imported is not None:
+        imported.extend(_sources(namespace, filename))
     if "config" in namespace:
         return namespace["config"]
     for recorded_kind, value in reversed(seen):
@@ -274,6 +297,42 @@ def _run_program(path: Path, shown: str, kind: Kind) -> object:
     raise ConfigError(
         shown, f'defines no config: assign a dict to "config" or call vx.define_{kind}(...)'
     )
+
+
+def _sources(namespace: Mapping[str, Any], filename: str) -> list[str]:
+    """The source files of the modules a config's namespace holds, and of what they import in
+    turn: a module bound by `import x`, or the module a `from x import f` value came from.
+
+    Read from the live namespace, so a helper an earlier config already imported still counts.
+    """
+    found: dict[str, None] = {}
+    seen: set[int] = set()
+    todo = [namespace]
+    while todo:
+        space = todo.pop()
+        for value in list(space.values()):
+            module = value if isinstance(value, types.ModuleType) else None
+            if module is None:
+                name = getattr(value, "__module__", None)
+                module = sys.modules.get(name) if isinstance(name, str) else None
+            source = getattr(module, "__file__", None)
+            if module is None or id(module) in seen or not isinstance(source, str):
+                continue
+            if _library(module.__name__, source):
+                continue
+            seen.add(id(module))
+            if source != filename and source.endswith(".py"):
+                found[source] = None
+                todo.append(vars(module))
+    return list(found)
+
+
+def _library(name: str, source: str) -> bool:
+    """A module no workspace file can be: the stdlib, an installed package, vx itself."""
+    top = name.partition(".")[0]
+    if top in sys.stdlib_module_names or top == "vx" or "site-packages" in source:
+        return True
+    return source.startswith((sys.base_prefix + os.sep, sys.prefix + os.sep))
 
 
 def _describe(exc: BaseException, filename: str) -> str:

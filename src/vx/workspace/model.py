@@ -105,6 +105,7 @@ class ProjectConfig:
     path: str
     tags: tuple[str, ...] = ()
     tasks: Mapping[str, TaskDef] = field(default_factory=lambda: _EMPTY)
+    imports: tuple[str, ...] = ()  # root-relative files a `.py` config imported
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +157,7 @@ class WorkspaceConfig:
     cache_retention: CacheRetention | None = None
     affected_base: str | None = None
     plugins: tuple[str, ...] = ()
+    imports: tuple[str, ...] = ()  # root-relative files a `.py` config imported
 
 
 @dataclass(frozen=True, slots=True)

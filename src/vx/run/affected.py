@@ -1,0 +1,159 @@
+"""The root tasks of an `--affected` run: what the change reaches, what the filters add, and the
+notes when nothing is left (every one of them exits 0: a docs-only commit must not fail CI)."""
+
+from __future__ import annotations
+
+from collections import deque
+from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple
+
+from vx.events import AffectedReason
+from vx.graph.build import build_graph
+from vx.graph.select import ScopeKind, filter_scope, resolve_requests
+from vx.ids import is_task_id
+from vx.workspace.affected import reach, resolve_base
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from vx.graph.build import ExcludeDeps
+    from vx.graph.model import TaskGraph
+    from vx.ids import TaskId
+    from vx.run.prepare import RunOptions
+    from vx.workspace.affected import Reach
+    from vx.workspace.model import Workspace
+
+_NAMED = AffectedReason("named", "named as pkg#task")
+
+
+class AffectedRoots(NamedTuple):
+    """The requested tasks an `--affected` run keeps, why each was kept, and what to say."""
+
+    roots: tuple[TaskId, ...]
+    reasons: Mapping[TaskId, AffectedReason]
+    notes: tuple[str, ...]
+
+
+def affected_reach(ws: Workspace, options: RunOptions, env: Mapping[str, str]) -> Reach:
+    """The base resolved and the change seeded, as `vx run` and `vx show` both ask it."""
+    base = resolve_base(ws, options.affected or "", ci_bases=options.ci_bases, env=env)
+    return reach(ws, base, env=env)
+
+
+def affected_roots(
+    ws: Workspace,
+    options: RunOptions,
+    words: Sequence[str],
+    *,
+    exclude: ExcludeDeps | None,
+    env: Mapping[str, str],
+) -> AffectedRoots:
+    """Keep each requested task whose `dependsOn` closure holds a task the change seeded.
+
+    A `pkg#task` runs whatever the diff; a `--filter` include adds its projects' tasks (the
+    union), and a `!` exclude drops projects from both. A name no project declares is refused
+    as a plain run refuses it, unless the diff touched nothing (then no name is checked).
+    """
+    found = affected_reach(ws, options, env)
+    anchored = [w for w in words if is_task_id(w)]
+    bare = [w for w in words if not is_task_id(w)]
+    reasons: dict[TaskId, AffectedReason] = {}
+    if anchored:
+        named = resolve_requests(ws, anchored, scope=None, scope_kind=ScopeKind.ALL)
+        reasons.update(dict.fromkeys(named.roots, _NAMED))
+    notes: list[str] = []
+    allowed, selected = _filters(ws, options.filters, env)
+    if not found.candidates:
+        note = f"nothing affected since {found.ref}"
+        if found.at_head:
+            note += (
+                f" — {found.ref} is the commit HEAD is on; to compare with another base pass"
+                " --affected=origin/main or --affected=HEAD~1"
+            )
+        if reasons:
+            note += f" — running {', '.join(str(t) for t in sorted(reasons))} only"
+        notes.append(note)
+        bare = []
+    if bare:
+        every = resolve_requests(ws, bare, scope=None, scope_kind=ScopeKind.ALL)
+        graph = build_graph(ws, every.roots, exclude=exclude)
+        kept = {
+            t: why
+            for t, why in keep(graph, found).items()
+            if allowed is None or t.project in allowed
+        }
+        for tid, why in kept.items():
+            reasons.setdefault(tid, why)
+        if selected is not None:
+            chosen = resolve_requests(ws, bare, scope=selected, scope_kind=ScopeKind.AFFECTED)
+            for tid in chosen.roots:
+                reasons.setdefault(tid, AffectedReason("selected", "selected by --filter"))
+        notes.extend(_unreached(ws, bare, found, frozenset(t.task for t in kept)))
+    ordered = tuple(sorted(reasons))
+    return AffectedRoots(ordered, MappingProxyType(reasons), tuple(notes))
+
+
+def _filters(
+    ws: Workspace, texts: Sequence[str], env: Mapping[str, str]
+) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+    """What `--filter` values do beside `--affected`: the projects the `!` excludes leave (None:
+    every one), and the projects the includes select (None: no include)."""
+    if not texts:
+        return None, None
+    from vx.workspace.filter import parse_filters
+
+    excludes = [t for t, sel in zip(texts, parse_filters(texts), strict=True) if sel.exclude]
+    allowed = filter_scope(ws, excludes, env=env).projects if excludes else None
+    selected = filter_scope(ws, texts, env=env).projects if len(excludes) < len(texts) else None
+    return allowed, selected
+
+
+def _unreached(
+    ws: Workspace, names: Sequence[str], found: Reach, reached: frozenset[str]
+) -> list[str]:
+    """The notes for bare names the change kept no task of: declared by no project it touched,
+    or declared there but no such task's inputs or dependencies changed."""
+    touched = found.candidates
+    undeclared: list[str] = []
+    missed: list[str] = []
+    for name in dict.fromkeys(names):
+        if name in reached:
+            continue
+        if any(p.name in touched and name in p.tasks for p in ws.projects):
+            missed.append(name)
+        else:
+            undeclared.append(name)
+    notes: list[str] = []
+    if undeclared:
+        notes.append(f"No affected project declares task(s): {', '.join(undeclared)}.")
+    if missed:
+        notes.append(
+            f"Nothing affected: the change reaches no {', '.join(missed)}"
+            f" task{'s' if len(missed) > 1 else ''}."
+        )
+    return notes
+
+
+def keep(graph: TaskGraph, found: Reach) -> dict[TaskId, AffectedReason]:
+    """The requested tasks whose `dependsOn` closure holds a seeded task, with the reason: the
+    nearest seed, breadth first, and the chain to it (`via`, nearest first)."""
+    kept: dict[TaskId, AffectedReason] = {}
+    for root in sorted(graph.requested):
+        parent: dict[TaskId, TaskId | None] = {root: None}
+        todo = deque([root])
+        while todo:
+            tid = todo.popleft()
+            why = found.seed(tid, graph.nodes[tid].task)
+            if why is not None:
+                chain: list[TaskId] = []
+                at: TaskId | None = tid
+                while at is not None and at != root:
+                    chain.append(at)
+                    at = parent[at]
+                kept[root] = why._replace(via=tuple(reversed(chain)))
+                break
+            for dep in graph.deps.get(tid, ()):
+                if dep not in parent:
+                    parent[dep] = tid
+                    todo.append(dep)
+    return kept
