@@ -23,6 +23,9 @@ Stdlib only.  Steps:
               (runs-slow times; the tool is put back to all-cached before each)
      dry      everything cached, then `build --dry=json`: the plan alone, nothing
               runs (runs times)
+     affected the hot leaf's src/mod0.js edited (uncommitted) and built, then
+              `build --affected` against HEAD: the edit's reach, all cache hits
+              (runs times; with --interleave only)
      version  `--version`: bare start-up (runs times)
    vx runs as `PY vx.py run build --all` (PY: --python, default the real
    interpreter behind `python3`), turbo as `turbo run build --ui=stream`.
@@ -66,13 +69,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CHECKOUT = HERE.parent
 TURBO_VERSION = "2.11.11"
-SCENARIOS = ("cold", "warm", "restore", "edit", "dry", "version", "interp")
+SCENARIOS = ("cold", "warm", "restore", "edit", "dry", "affected", "version", "interp")
 LABELS = {
     "cold": "cold build (no cache, no dist/)",
     "warm": "**warm build, all cached, outputs present**",
     "restore": "warm after `rm -rf packages/*/dist` (restore)",
     "edit": "edit hot leaf `src/mod0.js`, then build",
     "dry": "`build --dry=json` (plan only, all cached)",
+    "affected": "`build --affected` after an uncommitted edit of the hot leaf (all cached)",
     "version": "`--version` (start-up)",
 }
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -302,6 +306,9 @@ class Tool:
     def dry(self) -> list[str]:
         raise NotImplementedError
 
+    def affected(self) -> list[str]:
+        raise NotImplementedError
+
     def version(self) -> list[str]:
         raise NotImplementedError
 
@@ -324,6 +331,10 @@ class Vx(Tool):
 
     def dry(self) -> list[str]:
         return [*self.build(), "--dry=json"]
+
+    def affected(self) -> list[str]:
+        # the edit is uncommitted: changes since HEAD are what a pre-push hook would ask about
+        return [self.python, str(self.vx_py), "run", "build", "--affected=HEAD"]
 
     def version(self) -> list[str]:
         return [self.python, str(self.vx_py), "--version"]
@@ -353,6 +364,10 @@ class Turbo(Tool):
 
     def dry(self) -> list[str]:
         return [str(self.binary), "run", "build", "--dry=json"]
+
+    def affected(self) -> list[str]:
+        # TURBO_SCM_BASE=HEAD (set in bench_interleaved): uncommitted changes since HEAD
+        return [str(self.binary), "run", "build", "--affected", "--ui=stream"]
 
     def version(self) -> list[str]:
         return [str(self.binary), "--version"]
@@ -437,9 +452,9 @@ def bench_tool(
 
 
 def bench_interleaved(
-    tools: list[Tool], scen: set[str], runs: int, logdir: Path, sampler: Sampler
+    tools: list[Tool], meta: dict, scen: set[str], runs: int, logdir: Path, sampler: Sampler
 ) -> dict[str, dict[str, dict]]:
-    """warm, restore and version with the tools taking turns, sample by sample.
+    """warm, restore, dry, affected and version with the tools taking turns, sample by sample.
 
     On a shared machine this gives every tool the same spread of disturbance, which
     back-to-back blocks do not.  Both tools keep their caches side by side on the one
@@ -447,6 +462,8 @@ def bench_interleaved(
     the other's warm state alone (the executed counts below check it).
     """
     res: dict[str, dict[str, list]] = {t.name: {} for t in tools}
+    hot = tools[0].repo / meta["hot_leaf_file"]
+    hot_text = hot.read_text()
     for t in tools:
         for tag in ("populate", "warmup"):
             timed(t.build(), t.repo, t.env, logdir / f"{t.name}-{tag}.log")
@@ -454,26 +471,37 @@ def bench_interleaved(
     def one(t: Tool, key: str, cmd: list[str], prepare: object = None) -> None:
         log = logdir / f"{t.name}-{key}.log"
         s = sampler.take(cmd, t.repo, t.env, log, prepare)
-        if key != "version":
+        if key not in ("version", "dry"):
             s["executed"] = t.executed(log.read_text(errors="replace"))
         res[t.name].setdefault(key, []).append(s)
 
-    for key in ("warm", "restore", "version"):
+    for key in ("warm", "restore", "dry", "affected", "version"):
         if key not in scen:
             continue
         if key == "version":
             for t in tools:
                 timed(t.version(), t.repo, t.env, logdir / f"{t.name}-version.log")
+        if key == "affected":  # the hot leaf edited and every tool's cache holding that state
+            hot.write_text(hot_text + "// affected bench\n")
+            for t in tools:
+                timed(t.build(), t.repo, t.env, logdir / f"{t.name}-affected-populate.log")
+                timed(t.affected(), t.repo, t.env, logdir / f"{t.name}-affected-warmup.log")
         for _ in range(runs):
             for t in tools:
                 if key == "warm":
                     one(t, key, t.build())
                 elif key == "restore":
                     one(t, key, t.build(), lambda t=t: sh("rm -rf packages/*/dist", cwd=t.repo))
+                elif key == "dry":
+                    one(t, key, t.dry())
+                elif key == "affected":
+                    one(t, key, t.affected())
                 else:
                     one(t, key, t.version())
+        if key == "affected":
+            hot.write_text(hot_text)
         for t in tools:
-            if key == "restore":  # leave all tools warm for the next key
+            if key in ("restore", "affected"):  # leave all tools warm for the next key
                 timed(t.build(), t.repo, t.env, logdir / f"{t.name}-settle.log")
     out: dict[str, dict[str, dict]] = {}
     for t in tools:
@@ -559,7 +587,7 @@ def table(report: dict) -> str:
             "| scenario | " + " | ".join(tools) + (" | vx / turbo |" if len(tools) == 2 else " |")
         )
         lines += [head, "|" + " --- |" * (head.count("|") - 1)]
-        for key in ("cold", "warm", "restore", "edit", "dry", "version"):
+        for key in ("cold", "warm", "restore", "edit", "dry", "affected", "version"):
             row = [out[t].get(key) for t in tools]
             if not any(row):
                 continue
@@ -737,6 +765,7 @@ def main(argv: list[str] | None = None) -> int:
         {
             "HOME": str(work / "home"),
             "TURBO_TELEMETRY_DISABLED": "1",
+            "TURBO_SCM_BASE": "HEAD",  # --affected: changes since HEAD (see Turbo.affected)
             "DO_NOT_TRACK": "1",
             "NO_COLOR": "1",
         }
@@ -769,7 +798,7 @@ def main(argv: list[str] | None = None) -> int:
                 runners.append(Turbo(repo, env, turbo_bin))
             else:
                 raise SystemExit(f"compare: unknown tool {name}")
-        fast = {"warm", "restore", "version"} & scen if a.interleave else set()
+        fast = {"warm", "restore", "dry", "affected", "version"} & scen if a.interleave else set()
         for tool in runners:
             out[tool.name] = bench_tool(
                 tool, meta, scen - fast, a.runs, a.runs_slow, logdir, sampler
@@ -777,7 +806,7 @@ def main(argv: list[str] | None = None) -> int:
             if not fast:
                 tool.clean()
         if fast:
-            for name, got in bench_interleaved(runners, fast, a.runs, logdir, sampler).items():
+            for name, got in bench_interleaved(runners, meta, fast, a.runs, logdir, sampler).items():
                 out[name].update(got)
             for tool in runners:
                 tool.clean()
