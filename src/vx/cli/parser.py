@@ -1,9 +1,11 @@
 """One verb's argv → ParsedArgs, read from the verb's flag table, every refusal a UserError(USAGE).
 
-argparse stores and converts the values; a pass in front of it enforces the rules argparse
-cannot express: an optional-value flag takes its value only after `=` (so a following word stays
-a positional), `--` ends vx's flags, a space-form value is taken verbatim (`--filter !a`), some
-flags refuse a dash-led or empty value, and an unknown flag names the nearest one the verb has.
+One pass reads the tokens in order and enforces vx's rules: an optional-value flag takes its
+value only after `=` (so a following word stays a positional), `--` ends vx's flags, a
+space-form value is taken verbatim (`--filter !a`), some flags refuse a dash-led or empty
+value, and an unknown flag names the nearest one the verb has. Values are then checked and
+converted by the flag's row. Not argparse: its rules are not vx's, and importing it cost
+every invocation (an all-cached run included) more than the whole parse.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from vx.util.fuzzy import did_you_mean
 from vx.util.text import ECHO_LIMIT, clip
 
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import Callable, Mapping, Sequence
 
 HELP_FLAGS = ("--help", "-h")
@@ -248,14 +249,18 @@ def parse(command: Command, argv: Sequence[str]) -> ParsedArgs:
     if command.most_words is not None and len(words) > command.most_words:
         _refuse(command, _too_many(command, words))
     values: dict[str, FlagValue] = {}
-    if not tokens:
-        return ParsedArgs(command.verb, tuple(words), MappingProxyType(values), forwarded)
-    namespace = _argparser(command).parse_args(tokens)
-    for flag in command.flags:
-        value = getattr(namespace, flag.dest.replace("-", "_"))
-        if value is None:
-            continue
-        values[flag.dest] = tuple(value) if flag.repeat else value
+    repeated: dict[str, list[str]] = {}
+    by_name = {f.name: f for f in command.flags}
+    for token in tokens:
+        name, _, text = token.partition("=")
+        flag = by_name[name]
+        if flag.takes is Takes.NOTHING:
+            values[flag.dest] = True
+        elif flag.repeat:
+            repeated.setdefault(flag.dest, []).append(str(_Converter(command, flag).convert(text)))
+        else:
+            values[flag.dest] = _Converter(command, flag).convert(text)
+    values.update((dest, tuple(texts)) for dest, texts in repeated.items())
     return ParsedArgs(command.verb, tuple(words), MappingProxyType(values), forwarded)
 
 
@@ -276,7 +281,7 @@ def _opposites(a: str, b: str) -> bool:
 
 
 def _sort_tokens(command: Command, own: list[str]) -> tuple[list[str], list[str]]:
-    """Split vx's own tokens into positional words and `--flag[=value]` tokens for argparse."""
+    """Split vx's own tokens into positional words and `--flag` / `--flag=value` tokens."""
     by_name = {f.name: f for f in command.flags}
     words: list[str] = []
     tokens: list[str] = []
@@ -326,39 +331,15 @@ def _sort_tokens(command: Command, own: list[str]) -> tuple[list[str], list[str]
     return words, tokens
 
 
-def _argparser(command: Command) -> argparse.ArgumentParser:
-    """argparse for one table, loaded only when flags were given (`vx --version` never pays)."""
-    import argparse
-
-    class Parser(argparse.ArgumentParser):
-        def error(self, message: str) -> NoReturn:
-            _refuse(command, message)
-
-    parser = Parser(
-        prog=f"vx {command.verb}", add_help=False, allow_abbrev=False, exit_on_error=False
-    )
-    for flag in command.flags:
-        dest = flag.dest.replace("-", "_")
-        if flag.takes is Takes.NOTHING:
-            parser.add_argument(flag.name, dest=dest, action="store_const", const=True)
-            continue
-        parser.add_argument(
-            flag.name,
-            dest=dest,
-            action="append" if flag.repeat else "store",
-            type=_Converter(command, flag).convert,
-        )
-    return parser
-
-
 class _Converter(NamedTuple):
-    """argparse `type=`: checks choices and numbers with a message that names the flag."""
+    """A flag's value as ParsedArgs keeps it: choices and numbers checked, with a message
+    that names the flag."""
 
     command: Command
     flag: Flag
 
     def convert(self, text: str) -> str | int | Percent:
-        """The value argparse stores for `text`, or a refusal naming the flag."""
+        """The value kept for `text`, or a refusal naming the flag."""
         flag = self.flag
         if flag.takes is Takes.OPTIONAL and text == flag.bare:
             return text
