@@ -190,10 +190,13 @@ def _drop_whole(
                 return
     import tempfile
 
-    trash = Path(tempfile.mkdtemp(prefix=".vx-restore-", dir=base))
+    try:
+        trash = Path(tempfile.mkdtemp(prefix=".vx-restore-", dir=base))
+    except OSError:  # a project dir vx may not write in: the file-by-file clean still can
+        return
     try:
         top.rename(trash / "old")
-    except OSError:
+    except OSError:  # another file system below (EXDEV), or a busy mount point
         trash.rmdir()
         return
     shutil.rmtree(trash, ignore_errors=True)
