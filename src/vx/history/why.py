@@ -27,7 +27,8 @@ _LOOKBACK = 50
 """How many older rows of the task a failed previous run is looked past for a saved entry."""
 _HITS = frozenset({CacheOutcome.LOCAL, CacheOutcome.REMOTE, CacheOutcome.UP_TO_DATE})
 
-TODO: dict[Kind, str] = {
+# What to do about each kind of changed component: the lines `vx why` ends with.
+ADVICE: dict[Kind, str] = {
     Kind.FILE: "an edit re-runs by design; a file the task does not read belongs out of"
     " cache.inputs.files",
     Kind.ENV: "a declared variable took another value; one the task does not read belongs out"
@@ -233,8 +234,8 @@ def todo_lines(explanation: Explanation) -> list[tuple[str, str]]:
     for kind in kinds:
         if kind is Kind.UPSTREAM:
             deps = [c.name for c in moved if c.kind is Kind.UPSTREAM]
-            out.extend(("upstream", TODO[kind].format(dep=d)) for d in deps)
+            out.extend(("upstream", ADVICE[kind].format(dep=d)) for d in deps)
         else:
-            out.append((str(kind), TODO[kind].format(task=e.task_id)))
-    out.extend(("upstream", TODO[Kind.UPSTREAM].format(dep=d)) for d in e.unresolved)
+            out.append((str(kind), ADVICE[kind].format(task=e.task_id)))
+    out.extend(("upstream", ADVICE[Kind.UPSTREAM].format(dep=d)) for d in e.unresolved)
     return out
