@@ -688,9 +688,13 @@ class Index:
         out: dict[tuple[str, str], list[float]] = {}
         rows = self._per_pair(
             ids,
-            "SELECT r.project, r.task, r.duration_ms FROM want JOIN runs AS r"  # noqa: S608  constants
-            " ON r.id IN (SELECT id FROM runs WHERE project = want.project"
-            f" AND task = want.task ORDER BY id DESC LIMIT {_RECENT_ROWS})"
+            # The window is "ids from the task's Nth newest on": a range over `runs_by_task`.
+            # (`r.id IN (… LIMIT n)` reads the same rows but SQLite re-runs the subquery per
+            # candidate row: 0.5 s for 1000 tasks against 3 ms this way.)
+            "SELECT r.project, r.task, r.duration_ms FROM want CROSS JOIN runs AS r"  # noqa: S608
+            " ON r.project = want.project AND r.task = want.task AND r.id >= coalesce("
+            "(SELECT id FROM runs WHERE project = want.project AND task = want.task"
+            f" ORDER BY id DESC LIMIT 1 OFFSET {_RECENT_ROWS - 1}), 0)"
             " WHERE r.status = ? AND r.cache_hit = 0 ORDER BY r.id DESC",
             str(TaskStatus.SUCCESS),
         )
