@@ -8,6 +8,7 @@ encoding, so names holding spaces, newlines or undecodable bytes survive the rou
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from types import MappingProxyType
@@ -17,7 +18,7 @@ from vx.errors import ErrorCode, UserError
 
 if TYPE_CHECKING:
     import subprocess
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
 # Fixed so that output never depends on the user's locale, pager or a lock another git holds:
 # GIT_OPTIONAL_LOCKS=0 keeps `git status` from rewriting the index behind an editor's back.
@@ -418,23 +419,49 @@ def status_output(root: Path, env: Mapping[str, str]) -> bytes | None:
     """`git status` as `snapshot` runs it, spawned without `subprocess` (the warm path's only
     git process, and `import subprocess` alone costs more than the process); None on failure.
     """
+    return _spawn_read(root, STATUS_ARGS, env)
+
+
+def refs_output(root: Path, refs: Sequence[str], env: Mapping[str, str]) -> bytes | None:
+    """What each of `refs` names now, one line each, in one process and without `subprocess`:
+    the warm path's proof that an `--affected` base or a `[<ref>]` filter still names the
+    commits it did. None on failure, or for a name git would read as two lines."""
+    if any("\n" in ref or "\0" in ref for ref in refs):
+        return None
+    text = "".join(f"{ref}^{{commit}}\n" for ref in refs)
+    return _spawn_read(root, ("cat-file", "--batch-check"), env, text.encode())
+
+
+def _spawn_read(
+    root: Path, args: Sequence[str], env: Mapping[str, str], given: bytes = b""
+) -> bytes | None:
+    """git's stdout for `args` with `given` on its stdin; None when git fails or cannot start.
+
+    `given` must fit a pipe's buffer (64 KiB): it is written whole before stdout is read.
+    """
     read, write = os.pipe()
+    feed, fed = os.pipe()
     try:
         pid = os.posix_spawnp(
             "git",
-            ["git", "--no-pager", "-C", str(root), *STATUS_ARGS],
+            ["git", "--no-pager", "-C", str(root), *args],
             {**env, **_PINNED_ENV},
             file_actions=[
+                (os.POSIX_SPAWN_DUP2, feed, 0),
                 (os.POSIX_SPAWN_DUP2, write, 1),
                 (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
                 (os.POSIX_SPAWN_CLOSE, read),
+                (os.POSIX_SPAWN_CLOSE, fed),
             ],
         )
     except OSError:
-        os.close(read)
-        os.close(write)
+        for fd in (read, write, feed, fed):
+            os.close(fd)
         return None
     os.close(write)
+    os.close(feed)
+    with os.fdopen(fed, "wb") as stdin, contextlib.suppress(BrokenPipeError):
+        stdin.write(given)
     chunks = []
     with os.fdopen(read, "rb") as pipe:
         while chunk := pipe.read(1 << 16):

@@ -320,9 +320,9 @@ def test_a_ref_filter_never_replays_a_stale_answer(workspace, tmp_path: Path) ->
     git(ws, "checkout", "-q", "-b", "feature")
     write(ws / "packages/a/src/index.txt", "feature\n")
     git(ws, "commit", "-q", "-am", "feature")
-    for _ in range(3):
+    for replayed in (False, False, True):
         r = vx(ws, home, "--filter", "[main]").assert_ok()
-        assert WARM not in r.err, r
+        assert (WARM in r.err) is replayed, r
         assert re.search(r"result +1 task ", r.out), r
     # main catches up: nothing the warm path fingerprints moved, but the answer did
     git(ws, "branch", "-f", "main", "feature")
@@ -330,3 +330,67 @@ def test_a_ref_filter_never_replays_a_stale_answer(workspace, tmp_path: Path) ->
     assert WARM not in r.err, r
     assert re.search(r"result +0 tasks ", r.out), r
     assert "nothing the filters name changed since main" in r.err, r
+
+
+def affected(ws: Path, home: Path, base: str | None) -> VxResult:
+    flag = "--affected" if base is None else f"--affected={base}"
+    return run_vx(["run", "build", flag], ws, env={"VX_TIMING": "1"}, home=home)
+
+
+def test_affected_replays_until_its_base_moves(workspace, tmp_path: Path) -> None:
+    ws = workspace(files())
+    home = tmp_path / "home"
+    git(ws, "checkout", "-q", "-b", "feature")
+    write(ws / "packages/a/src/index.txt", "feature\n")
+    git(ws, "commit", "-q", "-am", "feature")
+    runs = [affected(ws, home, "main").assert_ok() for _ in range(3)]
+    assert [WARM in r.err for r in runs] == [False, False, True], runs
+    assert rows(runs[2]) == rows(runs[1])
+    assert re.search(r"result +2 tasks ", runs[2].out), runs[2]
+    git(ws, "branch", "-f", "main", "feature")  # main catches up: the change is in the base
+    moved = affected(ws, home, "main").assert_ok()
+    assert WARM not in moved.err, moved
+    assert re.search(r"result +0 tasks ", moved.out), moved
+    assert "nothing affected since main" in moved.err, moved
+
+
+def test_bare_affected_sees_a_base_that_appears(workspace, tmp_path: Path) -> None:
+    ws = workspace(files())
+    home = tmp_path / "home"
+    write(ws / "packages/b/src/index.txt", "second\n")
+    git(ws, "commit", "-q", "-am", "second")  # no remote, main is HEAD: the base is HEAD~1
+    runs = [affected(ws, home, None).assert_ok() for _ in range(3)]
+    assert [WARM in r.err for r in runs] == [False, False, True], runs
+    assert re.search(r"result +2 tasks ", runs[2].out), runs[2]
+    git(ws, "update-ref", "refs/remotes/origin/HEAD", git(ws, "rev-parse", "HEAD").strip())
+    fetched = affected(ws, home, None).assert_ok()
+    assert WARM not in fetched.err, fetched
+    assert "nothing affected since origin/HEAD" in fetched.err, fetched
+
+
+def test_an_affected_edit_undone_to_the_base_is_seen(workspace, tmp_path: Path) -> None:
+    """A file the branch changed, edited in the work tree and then back to the base's bytes:
+    `git status` says "modified" throughout, but the diff from the base no longer names it."""
+    ws = workspace(files())
+    home = tmp_path / "home"
+    git(ws, "checkout", "-q", "-b", "feature")
+    write(ws / "packages/a/src/index.txt", "feature\n")
+    git(ws, "commit", "-q", "-am", "feature")
+    write(ws / "packages/a/src/index.txt", "dirty\n")
+    runs = [affected(ws, home, "main").assert_ok() for _ in range(3)]
+    assert WARM in runs[2].err, runs[2]
+    base = git(ws, "show", "main:packages/a/src/index.txt")
+    write(ws / "packages/a/src/index.txt", base)
+    fast = affected(ws, home, "main").assert_ok()
+    assert WARM not in fast.err, fast
+    assert re.search(r"result +0 tasks ", fast.out), fast
+
+
+def test_nothing_affected_replays_with_its_note(workspace, tmp_path: Path) -> None:
+    ws = workspace(files())
+    home = tmp_path / "home"
+    runs = [affected(ws, home, "HEAD").assert_ok() for _ in range(3)]
+    assert [WARM in r.err for r in runs] == [False, True, True], runs  # nothing to execute
+    assert rows(runs[2]) == rows(runs[1])
+    for r in runs:
+        assert "nothing affected since HEAD" in r.err, r

@@ -458,18 +458,10 @@ def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
 
 
 def _may_replay(options: RunOptions) -> bool:
-    """The warm path may answer: asked for, and no `[<ref>]` filter or `--affected`, whose
-    answer moves with refs and commits the warm path's fingerprints do not watch."""
-    if not options.warm or options.affected is not None:
-        return False
-    if not options.filters:
-        return True
-    from vx.workspace.filter import parse_filter
-
-    try:
-        return all(parse_filter(text).ref is None for text in options.filters)
-    except UserError:
-        return False  # the full path refuses it, in its own words
+    """The warm path may answer when asked to. A selection read from git (`--affected`, a
+    `[<ref>]` filter) is replayed too: its snapshot proves the refs it read still name the
+    same commits."""
+    return options.warm
 
 
 def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:

@@ -115,6 +115,8 @@ def _shape(options: RunOptions, env: Mapping[str, str]) -> tuple[object, ...]:
         options.summarize,
         tuple(options.tags),
         options.command,
+        options.affected,
+        tuple(options.ci_bases),
         tuple(_digest(env.get(name)) for name in SHAPE_ENV),
     )
 
@@ -173,9 +175,14 @@ def _holds(snap: dict[str, object], env: Mapping[str, str]) -> bool:
 
         if any(env_digest(env.get(name)) != digest for name, digest in envs):
             return False
-    from vx.git import status_output
+    from vx.git import refs_output, status_output
 
-    return _without_staging(status_output(Path(str(snap["root"])), env)) == snap["status"]
+    root = Path(str(snap["root"]))
+    refs = snap["refs"]
+    assert isinstance(refs, list)  # noqa: S101
+    if refs and refs_output(root, refs, env) != snap["refs_out"]:
+        return False
+    return _without_staging(status_output(root, env)) == snap["status"]
 
 
 def _without_staging(raw: bytes | None) -> bytes | None:
@@ -351,6 +358,7 @@ def _emit_all(
 
     from vx.events import (
         CacheOutcome,
+        Notice,
         PlannedTask,
         RunStarted,
         Stream,
@@ -362,6 +370,10 @@ def _emit_all(
     from vx.run.outcome import RunOutcome
     from vx.util.uuid7 import uuid7
 
+    notes = snap["notes"]
+    assert isinstance(notes, list)  # noqa: S101
+    for note in notes:
+        emit(Notice(f"[vx] {note}"))
     run_id = uuid7()
     planned = snap["planned"]
     finished_rows = snap["finished"]
@@ -522,6 +534,17 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
         entries.append((f.key, entry.artifact.size, entry.artifact.digest))
     paths.update(dict.fromkeys(_workspace_paths(prepared)))
     paths.update(dict.fromkeys(_git_paths(prepared)))
+    refs = _refs(prepared)
+    if refs is None:
+        return None
+    refs_out = None
+    if refs:
+        from vx.git import refs_output
+
+        refs_out = refs_output(ws.root, refs, prepared.env)
+        if refs_out is None or not refs_out.startswith(f"{prepared.head} ".encode()):
+            return None  # HEAD moved since the run read it
+        paths.update(dict.fromkeys(_changed_paths(prepared)))
     ordered = _unwatched_by_git(list(paths), root, prepared.git)
     fingerprints = [_fingerprint(p) for p in ordered]
     if _racy(fingerprints, prepared.started_ns):
@@ -537,6 +560,9 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
         "paths": ordered,
         "fingerprints": fingerprints,
         "env": sorted(envs.items()),
+        "refs": refs,
+        "refs_out": refs_out,
+        "notes": list(plan.notes),
         "entries": entries,
         "finished": finished,
         "planned": [
@@ -557,6 +583,47 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
         "label": prepared.label,
         "retention": (kept.older_than, kept.max_size) if kept is not None else None,
     }
+
+
+def _refs(prepared: PreparedRun) -> list[str] | None:
+    """The refs the run's selection was read against, HEAD first; [] when it read none, None
+    when one cannot be named safely (the run then keeps no snapshot).
+
+    A bare `--affected` lists every base it could have chosen, in the order it tries them: a
+    ref that appears later (a fetched `origin/HEAD`) changes the choice, and shows up here as a
+    line that is no longer `missing`.
+    """
+    from vx.errors import UserError
+    from vx.workspace.affected import default_bases
+    from vx.workspace.changes import check_ref
+    from vx.workspace.filter import parse_filter
+
+    options = prepared.options
+    texts: list[str] = []
+    try:
+        for text in options.filters:
+            ref = parse_filter(text).ref
+            if ref is not None:
+                texts.append(check_ref(ref, what="--filter").ref)
+        if options.affected is not None:
+            if options.affected.strip():
+                texts.append(check_ref(options.affected, what="--affected").ref)
+            else:
+                config = prepared.plan.workspace.config.affected_base
+                texts.extend(default_bases(config, options.ci_bases))
+    except UserError:
+        return None
+    return ["HEAD", *dict.fromkeys(texts)] if texts else []
+
+
+def _changed_paths(prepared: PreparedRun) -> list[str]:
+    """Every path `git status` names: a selection read from a diff moves when one of them is
+    edited back to the base's content, though the status line stays the same."""
+    status = prepared.git.status
+    root = str(prepared.plan.workspace.root)
+    changed = status.modified | status.deleted | status.untracked
+    shallow = os.path.join(str(prepared.git.common_dir), "shallow")
+    return [shallow, *(os.path.join(root, rel) for rel in sorted(changed))]
 
 
 def _unwatched_by_git(paths: list[str], root: str, git: GitSnapshot) -> list[str]:

@@ -81,6 +81,13 @@ class Reach:
         return found
 
 
+def default_bases(configured: str | None, ci_bases: Sequence[str]) -> list[str]:
+    """Every ref a bare `--affected` may try, in the order `resolve_base` tries them."""
+    if configured:
+        return [configured]
+    return [*ci_bases, "origin/HEAD", *_DEFAULT_BASES, "HEAD~1"]
+
+
 def resolve_base(
     ws: Workspace, given: str, *, ci_bases: Sequence[str], env: Mapping[str, str]
 ) -> BaseRef:
