@@ -6,21 +6,19 @@ import contextlib
 import errno
 import os
 import re
-import shutil
 import stat
-import tempfile
-from pathlib import Path
 from typing import TYPE_CHECKING, Self
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from pathlib import Path
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _PREFIX = ".vx-restore-"
 _NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"
 _LEFTOVER = re.compile(r"\.vx-restore-[a-z0-9_]{8}")
-"""A staging dir's name as `tempfile.mkdtemp` makes it from `_PREFIX`, and nothing else."""
+"""A staging dir's name as `_new_dir` makes it (and `tempfile.mkdtemp` did), and nothing else."""
 
 Parts = tuple[str, ...]
 
@@ -57,16 +55,14 @@ def _walk(base: int, parts: Parts, *, create: bool) -> int:
     return fd
 
 
-def _output_dir(root: Path) -> Path:
-    """A new `.vx-restore-*` dir that will become an output directory, so it gets the mode
-    a plain `mkdir` gives (umask applied), where `mkdtemp` would give 0700."""
-    import random
-
+def _new_dir(root: Path, mode: int) -> Path:
+    """A new `.vx-restore-*` dir in `root`. One that will become an output directory gets the
+    mode a plain `mkdir` gives (umask applied); the others are private (0700), as `mkdtemp`
+    makes them. `tempfile` is not used: it imports `random`, which a warm restore can skip."""
     for _ in range(100):
-        name = "".join(random.choices(_NAME_CHARS, k=8))  # noqa: S311  a name, not a secret
-        path = root / (_PREFIX + name)
+        path = root / (_PREFIX + os.urandom(4).hex())
         try:
-            path.mkdir(0o777)
+            path.mkdir(mode)
         except FileExistsError:
             continue
         return path
@@ -104,6 +100,8 @@ def sweep(dirs: Iterable[Path]) -> None:
         except OSError:
             continue
         for path in stale:
+            import shutil  # only for a leftover: a clean sweep never needs it
+
             shutil.rmtree(path, ignore_errors=True)
 
 
@@ -152,10 +150,7 @@ class Staging:
         self._parent: tuple[Parts, int] | None = None
         self._aside: tuple[Path, int] | None = None
         try:
-            if whole is None:
-                self._dir = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=root))
-            else:
-                self._dir = _output_dir(root)
+            self._dir = _new_dir(root, 0o700 if whole is None else 0o777)
             self._root_fd = self._open(root)
             self._tree_fd = self._open(self._dir)
         except OSError as err:
@@ -178,7 +173,7 @@ class Staging:
     def _aside_fd(self) -> int:
         """The dir that keeps what the commit replaced, made on first use."""
         if self._aside is None:
-            path = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=self._root))
+            path = _new_dir(self._root, 0o700)
             self._aside = (path, self._open(path))
         return self._aside[1]
 
@@ -196,6 +191,8 @@ class Staging:
             try:
                 path.rmdir()
             except OSError:
+                import shutil
+
                 shutil.rmtree(path, ignore_errors=True)
 
     def _parent_of(self, parts: Parts) -> int:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from vx.cache.index import Index
     from vx.events import Event
     from vx.git import GitSnapshot
+    from vx.run.caching import RestoreResult
     from vx.run.outcome import RunOutcome
     from vx.run.prepare import PreparedRun, RunOptions
 
@@ -73,6 +74,7 @@ _RACY_NS = 50_000_000
 _COARSE_RACY_NS = 2_000_000_000  # file systems that keep whole seconds (FAT keeps two)
 _SKIP_DIRS = frozenset({".git", "node_modules"})
 _RENEW_AFTER_S = 3600.0
+_RESTORE_LANES = 4
 _RETENTION_STAMP = "retention.stamp"  # vx.cache.prune.STAMP_NAME, named here to skip its import
 
 Fingerprint = tuple[int, ...]
@@ -312,18 +314,55 @@ def _settle_outputs(snap: dict[str, object], index: Index, store: Path) -> dict[
     # it cleaned there: every leftover lies in the base of a task pending here.
     sweep(dict.fromkeys(Path(rows[i][_BASE]) for i in pending))
     cache = Store(store)
-    done: dict[int, bool] = {}
-    for i in pending:
-        row = rows[i]
-        entry = index.get_entry(row[_KEY])
+    entries = {i: index.get_entry(rows[i][_KEY]) for i in pending}
+
+    def settle(i: int) -> RestoreResult:
+        row, entry = rows[i], entries[i]
         if entry is None:
-            return None
+            return RestoreResult.CORRUPT
         outputs = Outputs(Path(row[_BASE]), tuple(row[_PATTERNS]), tuple(row[_STOPS]))
         log = [(Stream(stream), text) for stream, text in row[_LOG]]
-        result = restore_outputs(cache, index, entry, outputs, log)
-        if result is RestoreResult.CORRUPT:
-            return None
-        done[i] = result is RestoreResult.RESTORED
+        return restore_outputs(cache, index, entry, outputs, log)
+
+    results = _on_lanes(settle, pending)
+    if RestoreResult.CORRUPT in results.values():
+        return None
+    return {i: result is RestoreResult.RESTORED for i, result in results.items()}
+
+
+def _on_lanes(work: Callable[[int], RestoreResult], items: list[int]) -> dict[int, RestoreResult]:
+    """`work` over `items` on up to `_RESTORE_LANES` threads: unpacking and writing release
+    the GIL, so restores overlap as they do on the full path's restore lane. Each restore
+    stages its outputs and moves them in whole, so an interrupted lane leaves nothing half
+    done (the next run sweeps its staging dir)."""
+    lanes = min(_RESTORE_LANES, len(items), os.cpu_count() or 1)
+    if lanes < 2:
+        return {i: work(i) for i in items}
+    import threading
+
+    done: dict[int, RestoreResult] = {}
+    failed: list[BaseException] = []
+    queue = iter(items)
+    taking = threading.Lock()
+
+    def lane() -> None:
+        while not failed:
+            with taking:
+                i = next(queue, None)
+            if i is None:
+                return
+            try:
+                done[i] = work(i)
+            except BaseException as err:  # noqa: BLE001  re-raised in the caller's thread
+                failed.append(err)
+
+    threads = [threading.Thread(target=lane, daemon=True) for _ in range(lanes)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failed:
+        raise failed[0]
     return done
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from vx.errors import ConfigError
@@ -36,27 +35,55 @@ def shown(value: object) -> str:
     return clip_repr(value)
 
 
-@dataclass(frozen=True, slots=True)
 class Site:
-    """Where a value sits: the file's display path and the field path inside it."""
+    """Where a value sits: the file's display path and the field path inside it.
 
-    path: str
-    pointer: str = ""
+    A config is checked field by field, and only a refusal ever shows a path: each step
+    keeps its parent and its own key, and `pointer` is spelled out when it is asked for.
+    (Building every field's path eagerly was a tenth of loading a thousand configs.)
+    """
+
+    __slots__ = ("_parent", "_step", "path")
+
+    def __init__(self, path: str, pointer: str | int = "", *, _parent: Site | None = None) -> None:
+        self.path = path
+        self._parent = _parent
+        self._step = pointer
+
+    @property
+    def pointer(self) -> str:
+        steps: list[str | int] = []
+        site = self
+        while site._parent is not None:
+            steps.append(site._step)
+            site = site._parent
+        out = str(site._step)  # the pointer the top site was given, as it was given
+        for step in reversed(steps):
+            if isinstance(step, int):
+                out += f"[{step}]"
+            else:
+                part = _part(step)
+                out = f"{out}.{part}" if out else part
+        return out
 
     def key(self, name: str) -> Site:
         """The site of field `name` in this object; odd keys are quoted so paths stay readable."""
-        name = clip(name)
-        plain = _PLAIN_KEY.fullmatch(name) and name.isprintable()
-        part = name if plain else quote(name)
-        return Site(self.path, f"{self.pointer}.{part}" if self.pointer else part)
+        return Site(self.path, name, _parent=self)
 
     def index(self, i: int) -> Site:
         """The site of item `i` in this list."""
-        return Site(self.path, f"{self.pointer}[{i}]")
+        return Site(self.path, i, _parent=self)
 
     def fail(self, message: str) -> NoReturn:
         """Refuse the value here: `path: pointer: message`."""
         raise ConfigError(self.path, message, self.pointer)
+
+
+def _part(name: str) -> str:
+    """A field name as a path step: quoted when it holds a dot, a bracket, a quote or a space."""
+    name = clip(name)
+    plain = _PLAIN_KEY.fullmatch(name) and name.isprintable()
+    return name if plain else quote(name)
 
 
 class FrozenJson(dict[str, Any]):

@@ -107,11 +107,13 @@ def display_path(path: Path, root: Path | None) -> str:
     shown by the link's path, as the workspace lists it.
     """
     if root is not None:
-        try:
-            absolute = Path(os.path.abspath(path))  # noqa: PTH100 -- resolve() would follow links
-            return absolute.relative_to(os.path.abspath(root)).as_posix()  # noqa: PTH100
-        except ValueError:
-            pass
+        absolute = os.path.abspath(path)  # noqa: PTH100 -- resolve() would follow links
+        base = os.path.abspath(root)  # noqa: PTH100
+        if absolute == base:
+            return "."
+        inside = base.rstrip(os.sep) + os.sep
+        if absolute.startswith(inside):
+            return absolute[len(inside) :].replace(os.sep, "/")
     return str(path)
 
 
@@ -124,7 +126,7 @@ def read_config(path: Path, shown: str, kind: Kind, imported: list[str] | None =
     if path.suffix == ".py":
         return _run_program(path, shown, kind, imported)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = path.read_bytes().decode("utf-8-sig")  # one decode, no text layer per file
     except UnicodeDecodeError:
         raise ConfigError(shown, "is not UTF-8 text") from None
     except OSError as exc:

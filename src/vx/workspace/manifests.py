@@ -54,7 +54,7 @@ def normalize_python_name(name: str) -> str:
 
 def _read_text(path: Path, shown: str) -> str:
     try:
-        return path.read_text(encoding="utf-8-sig")
+        return path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ConfigError(shown, f"not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
