@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from vx.errors import ErrorCode, UserError
 from vx.ids import ROOT
 from vx.workspace.config_load import load_project_config, load_workspace_config
+from vx.workspace.cycles import selection_only
 from vx.workspace.discover import find_root, member_manifest
 from vx.workspace.manifests import (
     PACKAGE_JSON,
@@ -18,7 +19,7 @@ from vx.workspace.manifests import (
     read_pyproject,
 )
 from vx.workspace.model import Manager, Project, Workspace
-from vx.workspace.packages import package_edges
+from vx.workspace.packages import package_links
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -58,6 +59,7 @@ def _project(
         dependencies=manifest.dependencies if manifest else MappingProxyType({}),
         config=config if config is not None else load_project_config(directory, root=root),
         is_root=is_root,
+        dependency_fields=manifest.dependency_fields if manifest else MappingProxyType({}),
     )
 
 
@@ -85,12 +87,18 @@ def load_workspace(cwd: Path) -> Workspace:
     else:
         file = member_manifest(found.manager)
         root_config = load_project_config(root, root=root)
-        if root_config is not None:
-            manifest = _read(root, ".", file)
-            projects.append(
-                _project(ROOT, root, ".", root, manifest, is_root=True, config=root_config)
-            )
+        manifest = _read(root, ".", file) if root_config is not None or file == PYPROJECT else None
+        # uv counts a root with a `[project]` name as a member, so it carries that name.
+        root_name = manifest.name if file == PYPROJECT and manifest and manifest.name else None
         claimed: dict[str, str] = {}
+        if root_name is not None:
+            claimed[normalize_python_name(root_name)] = file
+        if root_config is not None or root_name is not None:
+            projects.append(
+                _project(
+                    root_name or ROOT, root, ".", root, manifest, is_root=True, config=root_config
+                )
+            )
         for rel_dir in found.members:
             directory = root / rel_dir
             manifest = _read(directory, rel_dir, file)
@@ -113,13 +121,15 @@ def load_workspace(cwd: Path) -> Workspace:
                 _project(manifest.name, directory, rel_dir, root, manifest, is_root=False)
             )
     projects.sort(key=lambda p: p.name)
+    links = package_links(projects, found.manager)
     return Workspace(
         root=root,
         manager=found.manager,
         projects=tuple(projects),
         config=load_workspace_config(root),
-        package_deps=package_edges(projects, found.manager),
+        package_deps=MappingProxyType({o: tuple(t) for o, t in links.items()}),
         notes=tuple(notes),
+        selection_only=selection_only(projects, links),
     )
 
 
