@@ -160,6 +160,7 @@ class WorkspaceConfig:
     affected_base: str | None = None
     plugins: tuple[str, ...] = ()
     imports: tuple[str, ...] = ()  # root-relative files a `.py` config imported
+    pass_through: tuple[str, ...] = ()  # variables every task sees, outside every key
 
 
 @dataclass(frozen=True, slots=True)
