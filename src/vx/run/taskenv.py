@@ -116,6 +116,17 @@ def received_patterns(
     )
 
 
+def own_names(exec_spec: ExecSpec, inputs_env: Iterable[str] = ()) -> tuple[str, ...]:
+    """What one task's environment takes beyond the baseline and the workspace's passThrough:
+    its passThrough, secret and inputs.env patterns, then its `define` names, deduplicated."""
+    _, _, *own = received_patterns(exec_spec, inputs_env)
+    names = [n for patterns in own for n in patterns]
+    return tuple(dict.fromkeys([*names, *exec_spec.env.define]))
+
+
+SET_BY_VX = (RUN_WORKSPACE, RUN_TASK, "FORCE_COLOR")
+
+
 def nested_run_refusal(env: Mapping[str, str], workspace_root: Path) -> str | None:
     """Why a `vx run` started by a task of this same workspace must not run, else None.
 
