@@ -147,7 +147,8 @@ class Executor:
         if status is TaskStatus.FAILED:
             from vx.run.withheld import withheld  # only a failure says what it lacked
 
-            kept_back = withheld(self.ctx.env, pspec.env)
+            said = "".join([command, "\n", *(text for _, text in capture.log)])
+            kept_back = withheld(self.ctx.env, pspec.env, said)
         save_note = None
         if status is TaskStatus.SUCCESS and cache.cached(tid) and not ticket.tainted:
             produced = Produced(

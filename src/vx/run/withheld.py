@@ -7,12 +7,14 @@ prompt, the terminal, the desktop session, the ssh agent, `npm run`'s own `npm_*
 list full of them hides the one that matters. The rule, documented in docs/config.md:
 
 - vx's own (`VX_*`) and the session and terminal variables below are never listed;
-- every other variable vx had and the task did not get is, by name, sorted (the frame shows
-  the first twelve, then a count of the rest). Values are never shown.
+- every other variable vx had and the task did not get is listed by name: first those the
+  task's command or output mentions, then the rest, sorted (the frame shows the first
+  twelve, then a count of the rest). Values are never shown.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -91,12 +93,26 @@ SESSION_PREFIXES = (
 )
 
 
-def withheld(base: Mapping[str, str], given: Mapping[str, str]) -> tuple[str, ...]:
-    """The names worth telling: in `base` (vx's environment), not in `given`, not session."""
-    return tuple(
-        sorted(
-            name
-            for name in base
-            if name not in given and name not in SESSION and not name.startswith(SESSION_PREFIXES)
-        )
-    )
+def withheld(base: Mapping[str, str], given: Mapping[str, str], said: str = "") -> tuple[str, ...]:
+    """The names worth telling: in `base` (vx's environment), not in `given`, not session.
+
+    Those `said` (the task's command and output) names come first, as an error that says
+    `DATABASE_URL is not set` points at the one that matters; then the rest, sorted.
+    """
+    names = [
+        name
+        for name in base
+        if name not in given and name not in SESSION and not name.startswith(SESSION_PREFIXES)
+    ]
+    if not names:
+        return ()
+    mentioned = _mentioned(names, said)
+    return tuple(sorted(names, key=lambda n: (n not in mentioned, n)))
+
+
+def _mentioned(names: list[str], text: str) -> frozenset[str]:
+    if not text:
+        return frozenset()
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    found = re.finditer(rf"(?<![A-Za-z0-9_])(?:{alternatives})(?![A-Za-z0-9_])", text)
+    return frozenset(m.group(0) for m in found)

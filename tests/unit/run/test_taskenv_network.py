@@ -77,3 +77,9 @@ def test_the_frame_line_names_and_caps_never_values() -> None:
         "not passed to the task: V00, V01, V02, V03, V04, V05, V06, V07, V08, V09, V10, V11"
         " and 2 more — declare them in exec.env.passThrough or cache.inputs.env"
     )
+
+
+def test_a_name_the_failure_mentions_comes_first() -> None:
+    base = {"A_FIRST": "1", "B_SECOND": "2", "ZED_URL": "3", "ZED_URL_OLD": "4"}
+    said = "error: ZED_URL is not set\n"
+    assert withheld(base, {}, said) == ("ZED_URL", "A_FIRST", "B_SECOND", "ZED_URL_OLD")
