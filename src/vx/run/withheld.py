@@ -2,14 +2,18 @@
 
 A task sees only the variables it declares; a build that needs `DATABASE_URL` and was not told
 fails with an error that says nothing of vx. So a failed task's frame names what vx had and
-kept back. Not everything: a shell session carries dozens of variables no build reads (the
-prompt, the terminal, the desktop session, the ssh agent, `npm run`'s own `npm_*` set), and a
-list full of them hides the one that matters. The rule, documented in docs/config.md:
+kept back. Not all of it: a shell carries dozens of variables no build reads (the prompt, the
+terminal, the ssh agent, the CA paths of every other tool, `npm run`'s own `npm_*` set), and a
+list of forty names hides the one that matters. The rule, documented in docs/config.md, lists
+a kept-back variable when
 
-- vx's own (`VX_*`) and the session and terminal variables below are never listed;
-- every other variable vx had and the task did not get is listed by name: first those the
-  task's command or output mentions, then the rest, sorted (the frame shows the first
-  twelve, then a count of the rest). Values are never shown.
+- the task's command or output names it (`DATABASE_URL is not set`), or
+- its name says it points a program at a service or holds a credential: it ends in `_URL`,
+  `_URI`, `_DSN`, `_HOST`, `_PORT`, `_ENDPOINT`, `_REGION` or `_PROFILE`, or holds `TOKEN`,
+  `SECRET`, `PASSWORD`, `PASSWD`, `CREDENTIAL` or the word `KEY` (`OPENAI_API_KEY`);
+
+never vx's own (`VX_*`) or the session's. Names the output mentions come first, then the
+rest, sorted; values are never shown.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 # The shell, the terminal and the login session: what they describe is where a person sits,
-# never what a build reads.
+# never what a build reads (not listed even when an output names one).
 SESSION = frozenset(
     {
         "_",
@@ -80,6 +84,10 @@ SESSION = frozenset(
         "XAUTHORITY",
     }
 )
+_SERVICE = re.compile(
+    r"_(?:URL|URI|DSN|HOST|PORT|ENDPOINT|REGION|PROFILE)$"
+    r"|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|(?:^|_)KEY(?:_|$|S$)"
+)
 SESSION_PREFIXES = (
     "VX_",  # vx's own knobs
     "XDG_",  # the desktop session's directories
@@ -94,11 +102,7 @@ SESSION_PREFIXES = (
 
 
 def withheld(base: Mapping[str, str], given: Mapping[str, str], said: str = "") -> tuple[str, ...]:
-    """The names worth telling: in `base` (vx's environment), not in `given`, not session.
-
-    Those `said` (the task's command and output) names come first, as an error that says
-    `DATABASE_URL is not set` points at the one that matters; then the rest, sorted.
-    """
+    """The names worth telling, of those in `base` (vx's environment) and not in `given`."""
     names = [
         name
         for name in base
@@ -107,7 +111,8 @@ def withheld(base: Mapping[str, str], given: Mapping[str, str], said: str = "") 
     if not names:
         return ()
     mentioned = _mentioned(names, said)
-    return tuple(sorted(names, key=lambda n: (n not in mentioned, n)))
+    kept = [n for n in names if n in mentioned or _SERVICE.search(n.upper())]
+    return tuple(sorted(kept, key=lambda n: (n not in mentioned, n)))
 
 
 def _mentioned(names: list[str], text: str) -> frozenset[str]:

@@ -54,10 +54,12 @@ def test_a_proxy_password_is_a_secret(tmp_path: Path) -> None:
     assert "hunter22" in made.secrets
 
 
-def test_withheld_lists_what_a_build_might_need_and_not_the_session() -> None:
+def test_withheld_lists_service_and_credential_names_and_not_the_session() -> None:
     base = {
         "DATABASE_URL": "postgres://x",
         "AWS_PROFILE": "prod",
+        "OPENAI_API_KEY": "k",
+        "GH_TOKEN": "t",
         "PATH": "/bin",
         "PWD": "/w",
         "SHLVL": "2",
@@ -65,9 +67,16 @@ def test_withheld_lists_what_a_build_might_need_and_not_the_session() -> None:
         "VX_CACHE_DIR": ".c",
         "npm_config_cache": "/c",
         "SSH_AUTH_SOCK": "/s",
-        "OLDPWD": "/",
+        "CURL_CA_BUNDLE": "/ca",
+        "MONKEY": "not a key",
+        "PYTHONUNBUFFERED": "1",
     }
-    assert withheld(base, {"PATH": "/bin"}) == ("AWS_PROFILE", "DATABASE_URL")
+    assert withheld(base, {"PATH": "/bin"}) == (
+        "AWS_PROFILE",
+        "DATABASE_URL",
+        "GH_TOKEN",
+        "OPENAI_API_KEY",
+    )
 
 
 def test_the_frame_line_names_and_caps_never_values() -> None:
@@ -79,7 +88,7 @@ def test_the_frame_line_names_and_caps_never_values() -> None:
     )
 
 
-def test_a_name_the_failure_mentions_comes_first() -> None:
-    base = {"A_FIRST": "1", "B_SECOND": "2", "ZED_URL": "3", "ZED_URL_OLD": "4"}
-    said = "error: ZED_URL is not set\n"
-    assert withheld(base, {}, said) == ("ZED_URL", "A_FIRST", "B_SECOND", "ZED_URL_OLD")
+def test_a_name_the_failure_mentions_is_listed_and_comes_first() -> None:
+    base = {"A_URL": "1", "FEATURE_FLAGS": "2", "ZED_URL": "3", "PWD": "/"}
+    said = "$ ./deploy\nerror: FEATURE_FLAGS and PWD are not set\n"
+    assert withheld(base, {}, said) == ("FEATURE_FLAGS", "A_URL", "ZED_URL")
