@@ -39,7 +39,8 @@ COMMAND = Command(
             "Targets",
             (
                 ("(none)", "every project: its directory, how many tasks, its tags"),
-                ("PROJECT", "that project's tasks, every field a run reads (// is the root)"),
+                ("PROJECT", "that project's tasks, every field a run reads (// is the root),"),
+                ("", "and the variable names each task receives from vx's environment"),
                 ("PROJECT#TASK", "one task of one project"),
                 ("TASK", "that task in every project that declares it"),
                 ("--filter P", "only the projects vx run --filter P selects (the list, or TASK)"),

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from vx.workspace.manifests import Manifest
-    from vx.workspace.model import ProjectConfig
+    from vx.workspace.model import ProjectConfig, WorkspaceConfig
 
 
 def _manifest_path(rel_dir: str, file: str) -> str:
@@ -76,6 +76,17 @@ def _nameless_note(shown: str, file: str) -> str:
     return f"{shown} has no {field}; skipped"
 
 
+def unloaded_plugins(config: WorkspaceConfig) -> str | None:
+    """The warning for a `plugins` list: vx reads it and loads none of it yet."""
+    if not config.plugins:
+        return None
+    verb = "does" if len(config.plugins) == 1 else "do"
+    return (
+        f"{config.path}: plugins: vx does not load plugins yet, so "
+        f"{', '.join(config.plugins)} {verb} nothing"
+    )
+
+
 def load_workspace(cwd: Path) -> Workspace:
     """The workspace holding `cwd`, loaded and frozen; reads files only and spawns nothing."""
     found = find_root(cwd)
@@ -122,11 +133,14 @@ def load_workspace(cwd: Path) -> Workspace:
             )
     projects.sort(key=lambda p: p.name)
     links = package_links(projects, found.manager)
+    config = load_workspace_config(root)
+    if (plugins := unloaded_plugins(config)) is not None:
+        notes.append(plugins)
     return Workspace(
         root=root,
         manager=found.manager,
         projects=tuple(projects),
-        config=load_workspace_config(root),
+        config=config,
         package_deps=MappingProxyType({o: tuple(t) for o, t in links.items()}),
         notes=tuple(notes),
         selection_only=selection_only(projects, links),
