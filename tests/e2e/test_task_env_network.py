@@ -3,7 +3,13 @@ failure names (never shows) the variables vx kept from it."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import jsonschema
 from tests.e2e.runws import tree
+
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
 SHOW = 'echo "cert=$SSL_CERT_FILE proxy=$HTTPS_PROXY lower=$no_proxy shared=$SHARED_TOOL"'
 
@@ -82,3 +88,14 @@ def test_a_success_says_nothing_of_kept_back_variables(workspace, vx):
     r = vx(["run", "a#build", "--output-logs=full"], root, env={"DATABASE_URL": "x"})
     r.assert_ok()
     assert "not passed to the task" not in r.out
+
+
+def test_the_run_record_names_them_too(workspace, vx):
+    root = workspace(files())
+    env = {"DATABASE_URL": "postgres://user:s3cr3t-value@db.invalid/app"}
+    r = vx(["run", "a#fail", "--format", "json"], root, env=env)
+    assert r.code == 1
+    jsonschema.validate(r.json(), json.loads((SCHEMAS / "summary.json").read_text()))
+    (row,) = [t for t in r.json()["tasks"] if t["id"] == "a#fail"]
+    assert row["notPassed"][0] == "DATABASE_URL"
+    assert "s3cr3t-value" not in r.out + r.err
