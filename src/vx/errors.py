@@ -49,14 +49,26 @@ class ConfigError(UserError):
 
 
 class CycleError(UserError):
-    """The task graph has a cycle; carries every task on it, in order."""
+    """The task graph has a cycle; carries every task on it, in order.
 
-    def __init__(self, cycle: tuple[str, ...]) -> None:
+    `causes` are (kind, text) per edge, kind `dependsOn` or `manifest`, when the builder could
+    name what made each edge; the advice then speaks of the entries the user has to edit.
+    """
+
+    def __init__(self, cycle: tuple[str, ...], causes: tuple[tuple[str, str], ...] = ()) -> None:
         path = " → ".join((*cycle, cycle[0]))
-        super().__init__(
-            ErrorCode.CYCLE,
-            f"task graph has a cycle: {path} — remove one of these dependsOn edges",
-        )
+        kinds = {kind for kind, _ in causes}
+        if not causes or kinds == {"dependsOn"}:
+            advice = "remove one of these dependsOn edges"
+        elif kinds == {"manifest"}:
+            advice = (
+                "remove one of these manifest entries (an entry only tests need gives way when "
+                "it sits in devDependencies, peerDependencies or a [dependency-groups] group)"
+            )
+        else:
+            advice = "remove one of these entries"
+        made = "".join(f"{text}; " for _, text in causes)
+        super().__init__(ErrorCode.CYCLE, f"task graph has a cycle: {path} — {made}{advice}")
         self.cycle = cycle
 
 

@@ -120,7 +120,8 @@ class TaskFinished(NamedTuple):
     label of a failure (`timed out`, `never ready: exited`). On a hit, `restored` says whether
     outputs were written (False: already up to date), `saved_ms` and `stored_cpu_ms` what the
     producing execution cost. `not_ready` is why a persistent task never became ready
-    (`timeout`, `exited`, `spawn`). `miss` says why a cached task executed.
+    (`timeout`, `exited`, `spawn`). `miss` says why a cached task executed. `withheld` names
+    (never values) the variables vx had and a failed task was not given.
     """
 
     id: TaskId
@@ -140,6 +141,7 @@ class TaskFinished(NamedTuple):
     stored_cpu_ms: float | None = None
     not_ready: str | None = None
     miss: MissReason | None = None
+    withheld: tuple[str, ...] = ()
 
 
 class MissReason(NamedTuple):

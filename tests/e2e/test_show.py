@@ -79,6 +79,19 @@ test
   inputs.tasks:    (none)
 """
 
+
+def env_block(*tasks: str) -> str:
+    """What `vx show PROJECT` ends with: the names each task receives, never a value."""
+    return (
+        "\nenvironment each task receives (names; a value is never shown):\n"
+        "  baseline:  PATH, HOME, USER, SHELL, TERM, LANG, LC_*, TMPDIR, TZ, CI\n"
+        "  network:   SSL_CERT_FILE, SSL_CERT_DIR, REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS,\n"
+        "             HTTP_PROXY, HTTPS_PROXY, NO_PROXY, ALL_PROXY (each in either case)\n"
+        "  set by vx: VX_RUN_WORKSPACE, VX_RUN_TASK, FORCE_COLOR\n"
+        + "".join(f"  {t}\n" for t in tasks)
+    )
+
+
 PRETTY = {
     "show": LIST,
     "show app": f"""\
@@ -102,7 +115,9 @@ dev
   persistent: yes
   readyWhen:  ready in
 
-{APP_TEST}""",
+{APP_TEST}{
+        env_block("build: NODE_ENV", "dev: nothing more", "test: CI, NPM_TOKEN, NODE_ENV, A")
+    }""",
     "show lib": """\
 lib — packages/lib
 no vx config: a run gives it the default build, for a dependant's ^build
@@ -113,7 +128,7 @@ build (default)
   cache:     on: keyed on every file of the project, no outputs
 """,
     "show bare": "bare — packages/bare\nno vx config, and no tasks\n",
-    "show //": "// — .\n\nlint\n  command: eslint .\n",
+    "show //": "// — .\n\nlint\n  command: eslint .\n" + env_block("lint: nothing more"),
     "show //#lint": "// — .\n\nlint\n  command: eslint .\n",
     "show app#test": f"app — packages/app\n\n{APP_TEST}",
     "show test": f"""\
@@ -127,7 +142,8 @@ app — packages/app
 
 {APP_TEST}""",
     "show app#dev": "app — packages/app\n\ndev\n  command:    vite\n  persistent: yes\n  readyWhen:  ready in\n",
-    "show @acme/web": "@acme/web — packages/web\n\ntest\n  command:     jest\n  interactive: yes\n",
+    "show @acme/web": "@acme/web — packages/web\n\ntest\n  command:     jest\n  interactive: yes\n"
+    + env_block("test: nothing more"),
 }
 
 
@@ -217,6 +233,17 @@ def test_json_project_carries_each_task_as_resolved(vx, ws):
         },
     }
     assert doc["config"]["tasks"]["ci"]["exec"] is None
+    env = doc["env"]
+    assert env["tasks"] == {
+        "build": ["NODE_ENV"],
+        "dev": [],
+        "test": ["CI", "NPM_TOKEN", "NODE_ENV", "A"],
+    }
+    assert {"PATH", "SSL_CERT_FILE", "https_proxy"} <= set(env["baseline"])
+    assert (env["workspace"], env["setByVx"]) == (
+        [],
+        ["VX_RUN_WORKSPACE", "VX_RUN_TASK", "FORCE_COLOR"],
+    )
 
 
 def test_json_one_task_and_a_task_everywhere(vx, ws):
@@ -234,6 +261,7 @@ def test_json_one_task_and_a_task_everywhere(vx, ws):
 
 def test_json_of_a_project_without_config(vx, ws):
     doc = vx(["show", "bare", "--format", "json"], ws).assert_ok().json()
+    assert doc.pop("env")["tasks"] == {}
     assert doc == {"name": "bare", "dir": "packages/bare", "config": {"tags": [], "tasks": {}}}
     lib = vx(["show", "lib", "--format", "json"], ws).assert_ok().json()
     assert list(lib["config"]["tasks"]) == ["build"]

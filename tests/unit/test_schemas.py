@@ -153,6 +153,7 @@ WORKSPACE_VALID = [
     {"cacheRetention": {"olderThan": "12H", "maxSize": "4096b"}},
     {"cacheRetention": {"maxSize": 1073741824}},
     {"affectedBase": "origin/main"},
+    {"passThrough": ["SSH_AUTH_SOCK", "AWS_*"]},
     {"plugins": []},
     {"plugins": ["vx_docker:plugin", "acme.vx.plugins:make.factory"]},
 ]
@@ -190,6 +191,9 @@ WORKSPACE_INVALID = [
     {"cacheRetention": {"maxSize": 0}},
     {"cacheRetention": {"maxSize": False}},
     {"affectedBase": ""},
+    {"passThrough": "AWS_*"},
+    {"passThrough": ["A=B"]},
+    {"passThrough": [""]},
     {"plugins": "a:b"},
     {"plugins": ["plugin"]},
     {"plugins": ["a:b:c"]},

@@ -39,7 +39,8 @@ COMMAND = Command(
             "Targets",
             (
                 ("(none)", "every project: its directory, how many tasks, its tags"),
-                ("PROJECT", "that project's tasks, every field a run reads (// is the root)"),
+                ("PROJECT", "that project's tasks, every field a run reads (// is the root),"),
+                ("", "and the variable names each task receives from vx's environment"),
                 ("PROJECT#TASK", "one task of one project"),
                 ("TASK", "that task in every project that declares it"),
                 ("--filter P", "only the projects vx run --filter P selects (the list, or TASK)"),
@@ -123,8 +124,13 @@ def execute(settings: ShowSettings, streams: Streams) -> int:
         doc: Any = [_list_entry(s) for s in shown.values()]
         text = _list_text(tuple(shown.values()))
     elif (one := _project(ws, shown, settings.target)) is not None:
-        doc = {"name": one.project.name, "dir": one.project.rel_dir, "config": _config(one)}
-        text = _project_text(one)
+        doc = {
+            "name": one.project.name,
+            "dir": one.project.rel_dir,
+            "config": _config(one),
+            "env": _env_doc(ws, one),
+        }
+        text = _project_text(one) + _env_text(ws, one)
     else:
         target = settings.target
         declared = any(t.name == target for s in full.values() for t in s.tasks)
@@ -383,6 +389,52 @@ def _project_text(s: Shown) -> str:
     elif not s.tasks:
         head += "no tasks\n"
     return head + "".join("\n" + _task_text(t) for t in s.tasks)
+
+
+def _task_env(t: TaskDef) -> tuple[str, ...]:
+    """A task's own names beyond the baseline; a group runs nothing and receives none."""
+    from vx.run.taskenv import own_names
+
+    if t.exec_spec is None:
+        return ()
+    return own_names(t.exec_spec, t.cache_spec.inputs.env if t.cache_spec else ())
+
+
+def _env_doc(ws: Workspace, s: Shown) -> dict[str, Any]:
+    """The variable names (never values) each task of the project receives from vx's env."""
+    from vx.run.taskenv import BASELINE, SET_BY_VX
+
+    return {
+        "baseline": list(BASELINE),
+        "workspace": list(ws.config.pass_through),
+        "setByVx": list(SET_BY_VX),
+        "tasks": {t.name: list(_task_env(t)) for t in s.tasks if t.exec_spec is not None},
+    }
+
+
+def _env_text(ws: Workspace, s: Shown) -> str:
+    """What a task is given: names vx passes from its own environment, never their values."""
+    from vx.run.taskenv import BASELINE, NETWORK, SET_BY_VX
+
+    runs = [t for t in s.tasks if t.exec_spec is not None]
+    if not runs:
+        return ""
+    plain = [n for n in BASELINE if n not in NETWORK]
+    upper = [n for n in NETWORK if n.isupper()]
+    lines = [
+        "",
+        "environment each task receives (names; a value is never shown):",
+        f"  baseline:  {', '.join(plain)}",
+        f"  network:   {', '.join(upper[:4])},",
+        f"             {', '.join(upper[4:])} (each in either case)",
+    ]
+    if ws.config.pass_through:
+        lines.append(f"  workspace: {', '.join(ws.config.pass_through)} ({ws.config.path})")
+    lines.append(f"  set by vx: {', '.join(SET_BY_VX)}")
+    for t in runs:
+        own = _task_env(t)
+        lines.append(f"  {t.name}: {', '.join(own) if own else 'nothing more'}")
+    return "\n".join(lines) + "\n"
 
 
 def _task_text(t: TaskDef) -> str:

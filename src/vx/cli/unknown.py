@@ -173,9 +173,9 @@ FOREIGN: dict[str, Callable[[Sequence[str]], str]] = {
         " or the one --cache-dir, cacheDir or VX_CACHE_DIR names)"
     ),
     "daemon": _say("vx runs no daemon: drop it"),
-    "login": _say("vx has no account to log in to: a remote cache is a plugin in vx.workspace.*"),
+    "login": _say("vx has no account to log in to, and no remote cache yet"),
     "logout": _say("vx has no account to log out of: drop it"),
-    "link": _say("vx has no remote cache to link: a remote cache is a plugin in vx.workspace.*"),
+    "link": _say("vx has no remote cache to link yet"),
     "unlink": _say("vx has no remote cache to unlink: drop it"),
     "migrate": _say(
         "vx has no migrator yet: declare each package's tasks in a vx.config.json"

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from vx.errors import ConfigError, CycleError, ErrorCode, UserError
 from vx.graph import algo
+from vx.graph.cause import cycle_causes
 from vx.graph.deps import DepKind, DepSpec, parse_dep
 from vx.graph.model import TaskGraph, TaskNode
 from vx.ids import ROOT, TaskId
@@ -83,6 +84,12 @@ class ProjectIndex:
             return declared
         return self._default if name == BUILD else None
 
+    def ordering(self, name: str) -> tuple[str, ...]:
+        """The package edges of `name` that order tasks: all but the selection-only ones."""
+        deps = self.ws.package_deps.get(name, ())
+        weak = self.ws.selection_only.get(name)
+        return tuple(d for d in deps if d not in weak) if weak else deps
+
     def declared_names(self) -> frozenset[str]:
         """Every task name some project declares (a default build is not declared)."""
         return frozenset(name for p in self.ws.projects for name in p.tasks)
@@ -150,7 +157,8 @@ class _Builder:
         tids = [TaskId(*self.keys[slot]) for slot in order]
         if len(algo.dense_order(edges)) < len(edges):
             deps_by_id = {tids[r]: [tids[d] for d in ds] for r, ds in enumerate(edges)}
-            raise CycleError(tuple(str(t) for t in algo.find_cycle(deps_by_id)))
+            cycle = algo.find_cycle(deps_by_id)
+            raise CycleError(tuple(str(t) for t in cycle), cycle_causes(self.index, cycle))
         ups: list[list[int]] = [[] for _ in edges]
         for r, ds in enumerate(edges):
             for d in ds:
@@ -209,9 +217,9 @@ class _Builder:
 
     def _upstream(self, origin: Project, name: str) -> list[tuple[Project, TaskDef]]:
         """`^name`: the task in each package dependency; a config-less one passes it on."""
-        package_deps = self.index.ws.package_deps
+        ordering = self.index.ordering
         seen = {origin.name}
-        todo = list(package_deps.get(origin.name, ()))
+        todo = list(ordering(origin.name))
         found: list[tuple[Project, TaskDef]] = []
         while todo:
             dep_name = todo.pop()
@@ -225,7 +233,7 @@ class _Builder:
             if task is not None:
                 found.append((project, task))
             elif project.config is None:
-                todo.extend(package_deps.get(dep_name, ()))
+                todo.extend(ordering(dep_name))
         return found
 
     def _no_project(self, spec: DepSpec) -> str:

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 RULE_WIDTH = 60
 PERSISTENT_MARK = "▸ "
+WITHHELD_SHOWN = 12
+WITHHELD_HINT = "declare them in exec.env.passThrough or cache.inputs.env"
 
 Chunk = tuple[Stream, str]
 
@@ -39,6 +41,13 @@ def frame_header(finished: TaskFinished, style: Style, *, persistent: bool = Fal
         f"{style.dim('┌─')} {_mark(persistent, style)}{style.task_id(finished.id)} "
         f"{style.dim('>')} {outcome}"
     )
+
+
+def withheld_line(names: Sequence[str], style: Style) -> str:
+    """`not passed to the task: A, B — declare them in …`: names only, never a value."""
+    shown = ", ".join(names[:WITHHELD_SHOWN])
+    more = f" and {len(names) - WITHHELD_SHOWN} more" if len(names) > WITHHELD_SHOWN else ""
+    return style.dim(f"not passed to the task: {shown}{more} — {WITHHELD_HINT}")
 
 
 def frame_close(finished: TaskFinished, style: Style, *, persistent: bool = False) -> str:
@@ -113,6 +122,8 @@ def render_frame(
         hue = palette.ERROR if finished.status is TaskStatus.FAILED else look(finished).hue
         parts.append(section_rule("OUTPUT", hue, style))
         parts.append(frame_body(chunks, style))
+    if finished.withheld:
+        parts.append(withheld_line(finished.withheld, style))
     parts.append(frame_close(finished, style, persistent=persistent))
     return "\n\n".join(parts) + "\n"
 

@@ -16,7 +16,13 @@ from vx.events import (
     TaskStatus,
 )
 from vx.output.console import AnsiStripper
-from vx.output.frame import frame_close, live_open, render_frame, wrote_something
+from vx.output.frame import (
+    frame_close,
+    live_open,
+    render_frame,
+    withheld_line,
+    wrote_something,
+)
 from vx.output.live import LiveRegion, LiveState, WorkerSlots, region_lines, worker_rows
 from vx.output.rows import format_hash_line, format_row, outcome_word
 from vx.output.style import Style
@@ -330,6 +336,8 @@ class Renderer:
         text = ""
         if self._live_wrote:
             text = ("" if self._live_tail == "\n" else "\n") + "\n"
+        if event.withheld:
+            text += withheld_line(event.withheld, self._style) + "\n\n"
         text += frame_close(event, self._style, persistent=persistent) + "\n\n"
         if self._settings.github_actions:
             text += f"::{self._token}::\n"

@@ -105,6 +105,7 @@ class Executor:
             project_dir=node.project.dir,
             root=self.ctx.root,
             task_id=str(node.id),
+            workspace_pass_through=self.ctx.plan.workspace.config.pass_through,
         )
         timeout = spec.timeout_ms if spec.timeout_ms is not None else self.ctx.options.timeout_ms
         from vx.run.process import ProcessSpec  # a run of cache hits spawns nothing
@@ -142,6 +143,12 @@ class Executor:
                 break
         status = self._status(result)
         reason = "timed out" if result.timed_out else None
+        kept_back: tuple[str, ...] = ()
+        if status is TaskStatus.FAILED:
+            from vx.run.withheld import withheld  # only a failure says what it lacked
+
+            said = "".join([command, "\n", *(text for _, text in capture.log)])
+            kept_back = withheld(self.ctx.env, pspec.env, said)
         save_note = None
         if status is TaskStatus.SUCCESS and cache.cached(tid) and not ticket.tainted:
             produced = Produced(
@@ -164,6 +171,7 @@ class Executor:
                 peak_rss_bytes=_own_peak(result.peak_rss_bytes),
                 attempts=attempt,
                 miss=miss,
+                withheld=kept_back,
             )
         )
         return Done(_RESULT[status])

@@ -243,7 +243,9 @@ def _plan(options: RunOptions, watch: Stopwatch) -> tuple[RunPlan, tuple[str, ..
     refusal = nested_run_refusal(_env(options), ws.root)
     if refusal:
         raise UserError(ErrorCode.REFUSED, refusal)
-    notes: list[str] = []
+    from vx.workspace.load import unloaded_plugins
+
+    notes: list[str] = [n for n in (unloaded_plugins(ws.config),) if n is not None]
     excl = options.exclude_dependencies
     exclude = None
     if excl is True or (isinstance(excl, frozenset) and excl):

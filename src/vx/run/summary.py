@@ -141,6 +141,8 @@ def _task_row(finished: TaskFinished, span: tuple[int, int] | None) -> dict[str,
         row["timedOut"] = True
     if finished.not_ready is not None and finished.status is TaskStatus.FAILED:
         row["notReady"] = finished.not_ready
+    if finished.withheld:
+        row["notPassed"] = list(finished.withheld)
     if span is not None:
         row["wallclockStartNs"] = str(span[0])
         row["wallclockEndNs"] = str(span[1])

@@ -14,12 +14,42 @@ if TYPE_CHECKING:
 
     from vx.workspace.model import ExecSpec
 
-BASELINE = ("PATH", "HOME", "USER", "SHELL", "TERM", "LANG", "LC_*", "TMPDIR", "TZ", "CI")
+# Where trust and proxies are configured: a machine behind a corporate CA or proxy reaches no
+# registry without them, and they never change what a build produces, so every task sees them
+# and no key reads them. Each comes in both cases, as curl, pip, uv and Node read either.
+NETWORK = tuple(
+    spelling
+    for name in (
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "REQUESTS_CA_BUNDLE",
+        "NODE_EXTRA_CA_CERTS",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+        "ALL_PROXY",
+    )
+    for spelling in (name, name.lower())
+)
+BASELINE = (
+    "PATH",
+    "HOME",
+    "USER",
+    "SHELL",
+    "TERM",
+    "LANG",
+    "LC_*",
+    "TMPDIR",
+    "TZ",
+    "CI",
+    *NETWORK,
+)
 SECRET_NAME_WORDS = ("TOKEN", "SECRET", "PASSWORD", "KEY")
 MIN_SECRET_LENGTH = 4
 MASK = "***"
 RUN_WORKSPACE = "VX_RUN_WORKSPACE"
 RUN_TASK = "VX_RUN_TASK"
+_PROXY_PASSWORD = re.compile(r"//[^/@:\s]*:([^/@\s]+)@")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,16 +68,18 @@ def task_env(
     project_dir: Path,
     root: Path,
     task_id: str,
+    workspace_pass_through: Iterable[str] = (),
 ) -> TaskEnv:
     """Build a task's environment from base (vx's own) and what the task declares.
 
-    Only named variables pass: the baseline, `passThrough`, `secret` and the cache's declared
-    `inputs.env` (a trailing `*` matches a prefix), then `define` on top. A task cannot see
-    what it does not declare, so its cache key cannot silently depend on it.
+    Only named variables pass: the baseline, the workspace's and the task's `passThrough`,
+    `secret` and the cache's declared `inputs.env` (a trailing `*` matches a prefix), then
+    `define` on top. A task cannot see what it does not declare, so its cache key cannot
+    silently depend on it.
     """
     spec = exec_spec.env
     env: dict[str, str] = {}
-    for patterns in (BASELINE, spec.pass_through, spec.secret, tuple(inputs_env)):
+    for patterns in received_patterns(exec_spec, inputs_env, workspace_pass_through):
         env.update(_select(base, patterns))
     env.update(spec.define)
     env["PATH"] = _prefixed_path(env.get("PATH", os.defpath), project_dir, root)
@@ -61,7 +93,38 @@ def task_env(
         for name, value in env.items()
         if name in named or any(word in name.upper() for word in SECRET_NAME_WORDS)
     }
+    # A proxy URL may carry a password (`http://user:pw@proxy:3128`): a log must not show it.
+    secrets.update(
+        found.group(1)
+        for name in NETWORK
+        if "PROXY" in name.upper() and (found := _PROXY_PASSWORD.search(env.get(name, "")))
+    )
     return TaskEnv(MappingProxyType(env), _maskable(secrets))
+
+
+def received_patterns(
+    exec_spec: ExecSpec, inputs_env: Iterable[str] = (), workspace_pass_through: Iterable[str] = ()
+) -> tuple[tuple[str, ...], ...]:
+    """The name patterns a task's environment takes from vx's, in the order they apply."""
+    spec = exec_spec.env
+    return (
+        BASELINE,
+        tuple(workspace_pass_through),
+        spec.pass_through,
+        spec.secret,
+        tuple(inputs_env),
+    )
+
+
+def own_names(exec_spec: ExecSpec, inputs_env: Iterable[str] = ()) -> tuple[str, ...]:
+    """What one task's environment takes beyond the baseline and the workspace's passThrough:
+    its passThrough, secret and inputs.env patterns, then its `define` names, deduplicated."""
+    _, _, *own = received_patterns(exec_spec, inputs_env)
+    names = [n for patterns in own for n in patterns]
+    return tuple(dict.fromkeys([*names, *exec_spec.env.define]))
+
+
+SET_BY_VX = (RUN_WORKSPACE, RUN_TASK, "FORCE_COLOR")
 
 
 def nested_run_refusal(env: Mapping[str, str], workspace_root: Path) -> str | None:

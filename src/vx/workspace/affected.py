@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING
 from vx import git
 from vx.errors import ErrorCode, UserError
 from vx.events import AffectedReason
-from vx.ids import TaskId
+from vx.ids import ROOT, TaskId
 from vx.util.globs import compile_globs
 from vx.workspace.changes import BaseRef, Changes, changes_since, check_ref
 from vx.workspace.discover import member_manifest
 from vx.workspace.manifests import PACKAGE_JSON, PYPROJECT, read_package_json, read_pyproject
-from vx.workspace.model import Project
+from vx.workspace.model import Manager, Project
 from vx.workspace.packages import package_edges
 
 if TYPE_CHECKING:
@@ -127,6 +127,12 @@ def resolve_base(
         f"{_FLAG} has no base here: no origin/HEAD, main or master, and no HEAD~1 — {why},"
         f" or name one: {_FLAG}=<ref>",
     )
+
+
+def _is_package_root(ws: Workspace) -> bool:
+    """The root project is a workspace package: uv's root with a `[project]` name."""
+    root = ws.root_project
+    return root is not None and ws.manager is Manager.UV and root.name != ROOT
 
 
 def reach(ws: Workspace, base: BaseRef, *, env: Mapping[str, str]) -> Reach:
@@ -271,7 +277,21 @@ class _Seeder:
             members = root_manifest.workspaces if root_manifest else None
             if (now.workspaces if now else None) != members:
                 self.everything(f"{file} changed (the workspace's members)")
-        projects: dict[str, Project] = {p.rel_dir: p for p in self.ws.projects if not p.is_root}
+        # A root that a manifest names (uv's root `[project]`) is a package like the members:
+        # its edges count, and its manifest at the base says what they were.
+        named = self.ws.root_project if _is_package_root(self.ws) else None
+        projects: dict[str, Project] = {
+            p.rel_dir: p for p in self.ws.projects if not p.is_root or p is named
+        }
+        if named is not None and root_manifest is not None and root_manifest.name:
+            projects[named.rel_dir] = Project(
+                name=root_manifest.name,
+                dir=self.ws.root,
+                rel_dir=named.rel_dir,
+                manifest=file,
+                version=root_manifest.version,
+                dependencies=root_manifest.dependencies,
+            )
         for path in manifests:
             rel_dir = path.rpartition("/")[0]
             old = at_base.get(path)
@@ -296,7 +316,7 @@ class _Seeder:
         name_then = {p.rel_dir: p.name for p in projects.values()}
         dirs_now = {p.name: p.rel_dir for p in self.ws.projects}
         for project in self.ws.projects:
-            if project.is_root:
+            if project.is_root and project is not named:
                 continue
             before = {dirs_then[n] for n in then.get(name_then.get(project.rel_dir, ""), ())}
             after = {dirs_now[n] for n in self.ws.package_deps.get(project.name, ())}

@@ -52,6 +52,7 @@ WORKSPACE_FIELDS = (
     "timeout",
     "cacheRetention",
     "affectedBase",
+    "passThrough",
     "plugins",
 )
 RETENTION_FIELDS = ("olderThan", "maxSize")
@@ -94,6 +95,7 @@ def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
     _schema_key(doc, top)
     cache_dir = affected_base = concurrency = timeout = retention = None
     plugins: tuple[str, ...] = ()
+    pass_through: tuple[str, ...] = ()
     if "cacheDir" in doc:
         cache_dir = non_blank(doc["cacheDir"], top.key("cacheDir"), "path")
     if "concurrency" in doc:
@@ -106,6 +108,8 @@ def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
         affected_base = non_blank(doc["affectedBase"], top.key("affectedBase"), "git revision")
     if "plugins" in doc:
         plugins = string_list(doc["plugins"], top.key("plugins"), _plugin)
+    if "passThrough" in doc:
+        pass_through = string_list(doc["passThrough"], top.key("passThrough"), _env_name)
     return WorkspaceConfig(
         path=path,
         cache_dir=cache_dir,
@@ -114,6 +118,7 @@ def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
         cache_retention=retention,
         affected_base=affected_base,
         plugins=plugins,
+        pass_through=pass_through,
     )
 
 

@@ -89,6 +89,22 @@ def declaration(directory: Path) -> Declaration | None:
     return None
 
 
+def missing_manifest(manager: Manager, glob: str, rel: str) -> UserError:
+    """The refusal for a member glob matching a directory that holds no manifest, as uv's."""
+    manifest = member_manifest(manager)
+    if manager is Manager.UV:
+        where, exclude = f"{PYPROJECT} [tool.uv.workspace] members", f'exclude = ["{rel}"]'
+    elif manager is Manager.PNPM:
+        where, exclude = f"{PNPM_WORKSPACE} packages", f"'!{rel}'"
+    else:
+        where, exclude = f'{PACKAGE_JSON} "workspaces"', f'"!{rel}"'
+    return UserError(
+        ErrorCode.CONFIG,
+        f'{where}: the glob "{glob}" matches {rel}, which has no {manifest} — add one, '
+        f"or leave the directory out ({exclude})",
+    )
+
+
 def _is_package(directory: Path) -> bool:
     """A directory a single-package root may be: it has a manifest or a vx config."""
     return any((directory / name).is_file() for name in (PACKAGE_JSON, PYPROJECT, *CONFIG_NAMES))
@@ -160,31 +176,52 @@ def _identity(path: Path) -> tuple[int, int] | None:
 
 
 def list_members(root: Path, patterns: tuple[str, ...], manifest: str) -> tuple[str, ...]:
-    """Member directories the patterns list, root-relative and POSIX, sorted.
+    """Member directories the patterns list, root-relative and POSIX, sorted."""
+    return scan_members(root, patterns, manifest)[0]
+
+
+def scan_members(
+    root: Path, patterns: tuple[str, ...], manifest: str
+) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The member directories the patterns list, and (glob, dir) for each with no manifest.
 
     Package managers apply every exclusion after every inclusion (npm, pnpm, uv alike), so the
     `!` entries move to the end before the ordered match. A member needs `manifest` in it; the
     root is never its own member; a directory reached twice (a link and its target both
-    matched) is listed once, by the first path found.
+    matched) is listed once, by the first path found. A matched directory without `manifest`
+    comes back beside the glob that matched it, unless it holds nothing a package could be
+    (no file, or only files git ignores): uv passes those by too, as a checkout leaves them.
+    Under npm, pnpm, Yarn and Bun a `**` glob takes only directories with a manifest.
     """
     negated = [p for p in patterns if p.startswith("!")]
     matcher = compile_globs([*(p for p in patterns if not p.startswith("!")), *negated])
     seen: set[tuple[int, int]] = set()
     members: set[str] = set()
+    missing: dict[str, str] = {}
     for include in matcher.includes:
         for alternative in expand_braces(include):
+            # npm and pnpm glob for the manifest itself, so a `**` passes manifest-less
+            # directories by; uv globs for directories and refuses them all.
+            checked = manifest == PYPROJECT or "**" not in normalize(alternative).split("/")
             for rel in sorted(_expand(root, alternative)):
                 if not rel or rel in members or _NODE_MODULES in rel.split("/"):
                     continue
                 directory = root / rel
                 if not (directory / manifest).is_file():
+                    if checked and rel not in missing and matcher.match(rel) and directory.is_dir():
+                        missing[rel] = include
                     continue
                 identity = _identity(directory)
                 if identity is None or identity in seen or not matcher.match(rel):
                     continue
                 seen.add(identity)
                 members.add(rel)
-    return tuple(sorted(members))
+    kept = [(glob, rel) for rel, glob in sorted(missing.items()) if rel not in members]
+    if kept:
+        from vx.workspace.leftovers import holds_content  # only a manifest-less match pays
+
+        kept = [(glob, rel) for glob, rel in kept if holds_content(root, rel)]
+    return tuple(sorted(members)), tuple(kept)
 
 
 def _holds(root: Path, members: tuple[str, ...], directory: Path) -> bool:
@@ -206,8 +243,11 @@ def find_root(cwd: Path) -> Discovery:
     for directory in (start, *start.parents):
         found = declaration(directory)
         if found is not None:
-            members = list_members(directory, found.patterns, member_manifest(found.manager))
+            manifest = member_manifest(found.manager)
+            members, missing = scan_members(directory, found.patterns, manifest)
             if nearest is None or _holds(directory, members, nearest):
+                if missing:
+                    raise missing_manifest(found.manager, *missing[0])
                 return Discovery(directory, found.manager, members, found.notes)
         if nearest is None and _is_package(directory):
             nearest = directory

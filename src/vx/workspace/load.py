@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from vx.errors import ErrorCode, UserError
 from vx.ids import ROOT
 from vx.workspace.config_load import load_project_config, load_workspace_config
+from vx.workspace.cycles import selection_only
 from vx.workspace.discover import find_root, member_manifest
 from vx.workspace.manifests import (
     PACKAGE_JSON,
@@ -18,13 +19,13 @@ from vx.workspace.manifests import (
     read_pyproject,
 )
 from vx.workspace.model import Manager, Project, Workspace
-from vx.workspace.packages import package_edges
+from vx.workspace.packages import package_links
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from vx.workspace.manifests import Manifest
-    from vx.workspace.model import ProjectConfig
+    from vx.workspace.model import ProjectConfig, WorkspaceConfig
 
 
 def _manifest_path(rel_dir: str, file: str) -> str:
@@ -58,6 +59,7 @@ def _project(
         dependencies=manifest.dependencies if manifest else MappingProxyType({}),
         config=config if config is not None else load_project_config(directory, root=root),
         is_root=is_root,
+        dependency_fields=manifest.dependency_fields if manifest else MappingProxyType({}),
     )
 
 
@@ -74,6 +76,17 @@ def _nameless_note(shown: str, file: str) -> str:
     return f"{shown} has no {field}; skipped"
 
 
+def unloaded_plugins(config: WorkspaceConfig) -> str | None:
+    """The warning for a `plugins` list: vx reads it and loads none of it yet."""
+    if not config.plugins:
+        return None
+    verb = "does" if len(config.plugins) == 1 else "do"
+    return (
+        f"{config.path}: plugins: vx does not load plugins yet, so "
+        f"{', '.join(config.plugins)} {verb} nothing"
+    )
+
+
 def load_workspace(cwd: Path) -> Workspace:
     """The workspace holding `cwd`, loaded and frozen; reads files only and spawns nothing."""
     found = find_root(cwd)
@@ -85,12 +98,18 @@ def load_workspace(cwd: Path) -> Workspace:
     else:
         file = member_manifest(found.manager)
         root_config = load_project_config(root, root=root)
-        if root_config is not None:
-            manifest = _read(root, ".", file)
-            projects.append(
-                _project(ROOT, root, ".", root, manifest, is_root=True, config=root_config)
-            )
+        manifest = _read(root, ".", file) if root_config is not None or file == PYPROJECT else None
+        # uv counts a root with a `[project]` name as a member, so it carries that name.
+        root_name = manifest.name if file == PYPROJECT and manifest and manifest.name else None
         claimed: dict[str, str] = {}
+        if root_name is not None:
+            claimed[normalize_python_name(root_name)] = file
+        if root_config is not None or root_name is not None:
+            projects.append(
+                _project(
+                    root_name or ROOT, root, ".", root, manifest, is_root=True, config=root_config
+                )
+            )
         for rel_dir in found.members:
             directory = root / rel_dir
             manifest = _read(directory, rel_dir, file)
@@ -113,13 +132,18 @@ def load_workspace(cwd: Path) -> Workspace:
                 _project(manifest.name, directory, rel_dir, root, manifest, is_root=False)
             )
     projects.sort(key=lambda p: p.name)
+    links = package_links(projects, found.manager)
+    config = load_workspace_config(root)
+    if (plugins := unloaded_plugins(config)) is not None:
+        notes.append(plugins)
     return Workspace(
         root=root,
         manager=found.manager,
         projects=tuple(projects),
-        config=load_workspace_config(root),
-        package_deps=package_edges(projects, found.manager),
+        config=config,
+        package_deps=MappingProxyType({o: tuple(t) for o, t in links.items()}),
         notes=tuple(notes),
+        selection_only=selection_only(projects, links),
     )
 
 

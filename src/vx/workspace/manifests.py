@@ -27,6 +27,12 @@ JS_DEPENDENCY_FIELDS = (
 
 WORKSPACE_SOURCE = "workspace"
 
+# Fields that list what a package needs to be tested or used beside, not to be built: an edge
+# only these make counts for selection alone where it would close a cycle.
+PYTHON_GROUP_FIELD = "[dependency-groups]"
+PYTHON_DEV_FIELD = "[tool.uv] dev-dependencies"
+JS_WEAK_FIELDS = ("devDependencies", "peerDependencies")
+
 _PEP508_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
 _PEP503_RUN = re.compile(r"[-_.]+")
 _FLOW_ITEM = re.compile(r"""\s*('(?:[^']|'')*'|"(?:[^"\\]|\\.)*"|[^,'"]*?)\s*(?:,|\Z)""")
@@ -37,7 +43,9 @@ class Manifest:
     """What vx needs from one package manifest.
 
     `workspaces` is the member glob list the file declares (uv's `exclude` entries come back
-    as `!` globs), or None when the file declares no workspace at all.
+    as `!` globs), or None when the file declares no workspace at all. `dependency_fields`
+    names, per dependency, the fields that list it (`devDependencies`, `[dependency-groups]
+    test`): an edge only test or peer fields make may give way to break a cycle.
     """
 
     file: str
@@ -45,6 +53,9 @@ class Manifest:
     version: str | None = None
     dependencies: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     workspaces: tuple[str, ...] | None = None
+    dependency_fields: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
 
 def normalize_python_name(name: str) -> str:
@@ -126,18 +137,21 @@ def read_package_json(path: Path, shown: str) -> Manifest:
     """A package.json: name, version, every dependency field merged, and its `workspaces`."""
     raw = load_json_object(path, shown)
     deps: dict[str, str] = {}
+    fields: dict[str, list[str]] = {}
     for key in JS_DEPENDENCY_FIELDS:
         table = raw.get(key)
         if isinstance(table, dict):
             for dep, spec in table.items():
                 if isinstance(spec, str):
                     deps.setdefault(dep, spec)
+                    fields.setdefault(dep, []).append(key)
     return Manifest(
         file=PACKAGE_JSON,
         name=_optional_string(raw, "name", shown, "name"),
         version=_optional_string(raw, "version", shown, "version"),
         dependencies=MappingProxyType(deps),
         workspaces=package_json_workspaces(raw, shown),
+        dependency_fields=_frozen_fields(fields),
     )
 
 
@@ -158,20 +172,37 @@ def _table(raw: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
     return current if isinstance(current, dict) else {}
 
 
-def _python_requirements(raw: Mapping[str, Any]) -> list[str]:
-    """Every requirement string a pyproject declares: runtime, extras, groups, uv dev deps.
+def _frozen_fields(fields: Mapping[str, list[str]]) -> Mapping[str, tuple[str, ...]]:
+    return MappingProxyType({dep: tuple(dict.fromkeys(f)) for dep, f in fields.items()})
 
-    A member that tests against another member lists it in a dependency group or under
-    `[tool.uv] dev-dependencies`; those are workspace edges as much as runtime ones.
+
+def _python_requirements(raw: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Every requirement string a pyproject declares, with the field that lists it.
+
+    Runtime, extras, dependency groups and uv's dev deps all count: a member that tests
+    against another member lists it in a group or under `[tool.uv] dev-dependencies`, and
+    those are workspace edges as much as runtime ones. The field is spelled as the TOML reads.
     """
     project = _table(raw, "project")
-    lists: list[Any] = [
-        project.get("dependencies"),
-        *_table(project, "optional-dependencies").values(),
-        *_table(raw, "dependency-groups").values(),
-        _table(raw, "tool", "uv").get("dev-dependencies"),
+    lists: list[tuple[str, Any]] = [
+        ("[project] dependencies", project.get("dependencies")),
+        *(
+            (f"[project.optional-dependencies] {extra}", group)
+            for extra, group in _table(project, "optional-dependencies").items()
+        ),
+        *(
+            (f"{PYTHON_GROUP_FIELD} {name}", group)
+            for name, group in _table(raw, "dependency-groups").items()
+        ),
+        (PYTHON_DEV_FIELD, _table(raw, "tool", "uv").get("dev-dependencies")),
     ]
-    return [r for group in lists if isinstance(group, list) for r in group if isinstance(r, str)]
+    return [
+        (where, r)
+        for where, group in lists
+        if isinstance(group, list)
+        for r in group
+        if isinstance(r, str)
+    ]
 
 
 def uv_workspace(raw: Mapping[str, Any], shown: str) -> tuple[str, ...] | None:
@@ -191,10 +222,12 @@ def read_pyproject(path: Path, shown: str) -> Manifest:
     raw = load_toml(path, shown)
     project = _table(raw, "project")
     deps: dict[str, str] = {}
-    for text in _python_requirements(raw):
+    fields: dict[str, list[str]] = {}
+    for where, text in _python_requirements(raw):
         parsed = _requirement(text)
         if parsed is not None:
             deps.setdefault(*parsed)
+            fields.setdefault(parsed[0], []).append(where)
     for dep, source in _table(raw, "tool", "uv", "sources").items():
         key = normalize_python_name(dep)
         if key in deps and isinstance(source, dict) and source.get("workspace") is True:
@@ -205,6 +238,7 @@ def read_pyproject(path: Path, shown: str) -> Manifest:
         version=_optional_string(project, "version", shown, "project.version"),
         dependencies=MappingProxyType(deps),
         workspaces=uv_workspace(raw, shown),
+        dependency_fields=_frozen_fields(fields),
     )
 
 

@@ -115,7 +115,8 @@ class Project:
     `dir` is the path as the workspace lists it (a member reached through a symlink keeps the
     link's path); `rel_dir` is that path relative to the root, POSIX-style, `.` for the root.
     `dependencies` holds every dependency spec the manifest declares, by package name; which
-    of them are workspace edges is `Workspace.package_deps`'s business.
+    of them are workspace edges is `Workspace.package_deps`'s business; `dependency_fields`
+    names the manifest fields that list each one.
     """
 
     name: str
@@ -126,6 +127,7 @@ class Project:
     dependencies: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
     config: ProjectConfig | None = None
     is_root: bool = False
+    dependency_fields: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: _EMPTY)
 
     @property
     def tags(self) -> tuple[str, ...]:
@@ -158,6 +160,7 @@ class WorkspaceConfig:
     affected_base: str | None = None
     plugins: tuple[str, ...] = ()
     imports: tuple[str, ...] = ()  # root-relative files a `.py` config imported
+    pass_through: tuple[str, ...] = ()  # variables every task sees, outside every key
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,8 +168,10 @@ class Workspace:
     """A discovered workspace: root, members and configs, frozen once loaded.
 
     `projects` is sorted by name. `package_deps` maps a project name to the names of the
-    workspace projects its manifest links (the package graph's edges). `notes` are things
-    discovery wants the user told (a nameless member skipped, a pnpm/npm glob mismatch).
+    workspace projects its manifest links (the package graph's edges). `selection_only` holds
+    those of them a dev, peer or dependency-group entry makes that would close a cycle: they
+    select (the filter DSL follows them) but order no task. `notes` are things discovery
+    wants the user told (a nameless member skipped, a pnpm/npm glob mismatch).
     """
 
     root: Path
@@ -175,6 +180,7 @@ class Workspace:
     config: WorkspaceConfig = field(default_factory=WorkspaceConfig)
     package_deps: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: _EMPTY)
     notes: tuple[str, ...] = ()
+    selection_only: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: _EMPTY)
 
     def project(self, name: str) -> Project | None:
         """The project called `name` (`//` is the root project when there is one)."""

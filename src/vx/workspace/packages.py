@@ -236,13 +236,19 @@ def _js_target(dep: str, spec: str, owner: Project, index: _Index) -> str | None
     return dep if target.version is not None and satisfies(target.version, spec) else None
 
 
-def package_edges(projects: Sequence[Project], manager: Manager) -> Mapping[str, tuple[str, ...]]:
-    """Every project's linked workspace projects, sorted; a project links none of its own."""
+def package_links(
+    projects: Sequence[Project], manager: Manager
+) -> Mapping[str, Mapping[str, tuple[str, ...]]]:
+    """Every project's linked workspace projects, each with the dependency keys that link it.
+
+    A project links none of its own. The keys (manifest spellings) let a caller name the
+    fields an edge comes from.
+    """
     index = _Index(projects)
     python = {normalize_python_name(p.name): p.name for p in projects}
-    edges: dict[str, tuple[str, ...]] = {}
+    links: dict[str, Mapping[str, tuple[str, ...]]] = {}
     for owner in sorted(projects, key=lambda p: p.name):
-        found: set[str] = set()
+        found: dict[str, list[str]] = {}
         for dep, spec in owner.dependencies.items():
             if manager is Manager.UV:
                 target = python.get(normalize_python_name(dep))
@@ -251,6 +257,13 @@ def package_edges(projects: Sequence[Project], manager: Manager) -> Mapping[str,
             else:
                 target = _js_target(dep, spec, owner, index)
             if target is not None and target != owner.name:
-                found.add(target)
-        edges[owner.name] = tuple(sorted(found))
-    return MappingProxyType(edges)
+                found.setdefault(target, []).append(dep)
+        links[owner.name] = MappingProxyType({t: tuple(found[t]) for t in sorted(found)})
+    return MappingProxyType(links)
+
+
+def package_edges(projects: Sequence[Project], manager: Manager) -> Mapping[str, tuple[str, ...]]:
+    """Every project's linked workspace projects, sorted; a project links none of its own."""
+    return MappingProxyType(
+        {owner: tuple(targets) for owner, targets in package_links(projects, manager).items()}
+    )

@@ -169,8 +169,19 @@ def test_a_cycle_is_refused_naming_every_task_on_it() -> None:
         build_graph(ws, ids("app#test"))
     assert info.value.message == (
         "task graph has a cycle: app#build → lib#build → app#test → app#build"
-        " — remove one of these dependsOn edges"
+        " — packages/app lists lib in its dependencies;"
+        ' packages/lib/vx.config.json: tasks.build.dependsOn lists "app#test";'
+        ' packages/app/vx.config.json: tasks.test.dependsOn lists "build";'
+        " remove one of these entries"
     )
+
+
+def test_a_cycle_of_dependson_entries_alone_says_dependson() -> None:
+    ws = make_ws({"app": {"build": ["test"], "test": ["build"]}})
+    with pytest.raises(CycleError) as info:
+        build_graph(ws, ids("app#test"))
+    assert info.value.message.endswith("remove one of these dependsOn edges")
+    assert 'tasks.test.dependsOn lists "build"' in info.value.message
 
 
 def test_a_package_cycle_behind_upstream_build_is_a_task_cycle() -> None:

@@ -451,7 +451,7 @@ def test_workspace_accepted(raw: object, expected: WorkspaceConfig) -> None:
             {"workers": 4},
             (
                 'unknown field "workers" (known fields: cacheDir, concurrency, timeout, '
-                "cacheRetention, affectedBase, plugins)"
+                "cacheRetention, affectedBase, passThrough, plugins)"
             ),
         ),
         ({"cacheDir": " "}, "cacheDir: expected a non-empty path"),

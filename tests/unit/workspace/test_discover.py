@@ -108,7 +108,7 @@ def test_uv_members_and_exclude(workspace: Make) -> None:
             'members = ["packages/*"]\nexclude = ["packages/seeds"]\n',
             "packages/api/pyproject.toml": '[project]\nname = "api"\n',
             "packages/seeds/pyproject.toml": '[project]\nname = "seeds"\n',
-            "packages/js-only/package.json": pkg("js-only"),
+            "packages/empty": None,
         }
     )
     found = find_root(root / "packages" / "api")

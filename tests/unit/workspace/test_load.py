@@ -133,12 +133,15 @@ def test_uv_workspace(workspace: Make) -> None:
     )
     ws = load_workspace(root)
     assert ws.manager is Manager.UV
-    assert ws.names() == ("api", "shared_lib")
+    # uv counts a root with a `[project]` name as a member: it is the root project, by name.
+    assert ws.names() == ("api", "root", "shared_lib")
+    assert ws.root_project is not None
+    assert ws.root_project.name == "root"
     api = ws.project("api")
     assert api is not None
     assert (api.manifest, api.version) == ("packages/api/pyproject.toml", "0.1.0")
     assert dict(api.dependencies) == {"shared-lib": "workspace", "httpx": "*"}
-    assert dict(ws.package_deps) == {"api": ("shared_lib",), "shared_lib": ()}
+    assert dict(ws.package_deps) == {"api": ("shared_lib",), "root": (), "shared_lib": ()}
     assert ws.notes == ("packages/nameless/pyproject.toml has no [project] name; skipped",)
 
 
