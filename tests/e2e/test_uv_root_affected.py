@@ -60,3 +60,23 @@ def test_dropping_the_edge_to_the_root_selects_the_member(
     write_tree(root, {"packages/app/pyproject.toml": pyproject("app")})
     run = vx(["run", "build", "--all", "--affected=HEAD", "--dry=json"], root).assert_ok()
     assert kept(run)["app#build"] == "an edge to . was dropped"
+
+
+def test_a_changed_member_list_selects_everything(
+    tmp_path: Path, vx: Callable[..., VxResult]
+) -> None:
+    members = '[tool.uv.workspace]\nmembers = ["packages/*"]\n'
+    root = make_git_workspace(
+        tmp_path / "ws",
+        {
+            "pyproject.toml": pyproject("core") + members,
+            "vx.config.json": BUILD,
+            "packages/app/pyproject.toml": pyproject("app", "core"),
+            "packages/app/vx.config.json": BUILD,
+        },
+    )
+    edited = pyproject("core") + members.replace('"]', '", "tools/*"]')
+    write_tree(root, {"pyproject.toml": edited})
+    run = vx(["run", "build", "--all", "--affected=HEAD", "--dry=json"], root).assert_ok()
+    assert set(kept(run)) == {"core#build", "app#build"}
+    assert kept(run)["app#build"] == "pyproject.toml changed (the workspace's members)"

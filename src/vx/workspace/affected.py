@@ -23,7 +23,7 @@ from vx.ids import ROOT, TaskId
 from vx.util.globs import compile_globs
 from vx.workspace.changes import BaseRef, Changes, changes_since, check_ref
 from vx.workspace.discover import member_manifest
-from vx.workspace.manifests import PACKAGE_JSON, PYPROJECT, read_package_json, read_pyproject
+from vx.workspace.manifests import PYPROJECT, read_package_json, read_pyproject
 from vx.workspace.model import Manager, Project
 from vx.workspace.packages import package_edges
 
@@ -272,7 +272,7 @@ class _Seeder:
             return
         at_base = _base_manifests(self.ws.root, changes.base, manifests, env)
         root_manifest = at_base.pop(file, None)
-        if file in manifests and file == PACKAGE_JSON:
+        if file in manifests:  # the root manifest's member list: npm's "workspaces", uv's
             now = _read_manifest(self.ws.root / file, file)
             members = root_manifest.workspaces if root_manifest else None
             if (now.workspaces if now else None) != members:
