@@ -87,6 +87,12 @@ VERBS: tuple[Verb, ...] = (
         "explain why a task re-ran: its key's components against its previous run's",
     ),
     Verb(
+        "init",
+        "vx.cli.init",
+        ("vx init [--dry] [--force] [--toml | --py] [--format pretty|json]",),
+        "write a vx.config per package from its package.json scripts",
+    ),
+    Verb(
         "help",
         "vx.cli.help",
         ("vx help [VERB]",),
