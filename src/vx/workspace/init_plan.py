@@ -310,7 +310,7 @@ def _files(
     todos: dict[str, list[str]] = {}
     mapped = 0
     suffix = f".{request.format.value}"
-    for rel_dir in sorted(drafts):
+    for rel_dir in sorted(drafts, key=lambda rel: _join(rel, PROJECT_STEM)):
         package, draft = drafts[rel_dir]
         if not draft.tasks:
             continue

@@ -200,11 +200,11 @@ class _Mapper:
             return TaskDraft(name, (target, *deps))
         persistent = self.persistent(name)
         todos.extend(self._command_todos(command, name, persistent=persistent))
-        define, var_todos = self._defines(command, name)
-        todos.extend(var_todos)
         shell = self._folded(name, command)
         if shell != command:
             todos.append(Todo(HOOKS_REASON))
+        define, var_todos = self._defines(command, name)
+        todos.extend(var_todos)
         if self.host.pnp:
             todos.append(Todo(PNP_REASON, f"the script runs: {command}"))
             shell = f"yarn run {name}"

@@ -347,7 +347,7 @@ def watches_or_serves(words: Segment) -> bool:
         return True
     if name == "vite":
         verbs = [a for a in args if not a.startswith("-")]
-        return not verbs or verbs[0] in ("dev", "serve", "preview")
+        return not verbs or verbs[0] not in ("build", "optimize")
     return bool(args) and args[0] in SERVER_VERBS
 
 
