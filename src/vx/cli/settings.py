@@ -191,3 +191,12 @@ class InitSettings(NamedTuple):
     force: bool
     format: OutputFormat
     env: Mapping[str, str]
+
+
+class LockSettings(NamedTuple):
+    """`vx lock`: write the lock, or (`check`) audit it; where to start; how to print."""
+
+    check: bool
+    format: OutputFormat
+    cwd: Path
+    env: Mapping[str, str]

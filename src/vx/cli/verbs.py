@@ -93,6 +93,12 @@ VERBS: tuple[Verb, ...] = (
         "write a vx.config per package from its package.json scripts",
     ),
     Verb(
+        "lock",
+        "vx.cli.lock",
+        ("vx lock [--check] [--format pretty|json]",),
+        "freeze every project's evaluated config into vx-lock.json, or audit it (--check)",
+    ),
+    Verb(
         "help",
         "vx.cli.help",
         ("vx help [VERB]",),
