@@ -3,11 +3,16 @@ that the run it points at then works, with a second run all hits once a cache bl
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import jsonschema
+import pytest
 from tests.conftest import git
 
 if TYPE_CHECKING:
@@ -125,14 +130,16 @@ def _cache_on(root: Path) -> None:
         config.write_text(config.read_text().replace('// "cache"', '"cache"'))
 
 
-def _runs_then_hits(vx: Callable[..., VxResult], root: Path, task: str = "build") -> None:
-    first = vx(["run", task, "--all"], root).assert_ok()
+def _runs_then_hits(
+    vx: Callable[..., VxResult], root: Path, task: str = "build", **kw: Any
+) -> None:
+    first = vx(["run", task, "--all"], root, **kw).assert_ok()
     assert "all cached" not in first.out + first.err
     _cache_on(root)
     git(root, "add", "-A")
     git(root, "commit", "-qm", "cache the builds")
-    vx(["run", task, "--all"], root).assert_ok()
-    again = vx(["run", task, "--all"], root).assert_ok()
+    vx(["run", task, "--all"], root, **kw).assert_ok()
+    again = vx(["run", task, "--all"], root, **kw).assert_ok()
     assert "all cached" in again.out + again.err, again
 
 
@@ -289,6 +296,79 @@ def test_yarn_berry_on_node_modules_writes_run_as_yarn_run(
     lib = json.loads(_strip_comments((root / "packages/lib/vx.config.json").read_text()))
     assert lib["tasks"]["build"]["exec"] == "tsc -b && yarn run lint"
     assert "Plug'n'Play" not in result.out
+
+
+YARN_DIR = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "vx-tests" / "yarn4"
+
+
+@pytest.fixture(scope="session")
+def yarn_path() -> str:
+    """A PATH whose `yarn` is Yarn 4, installed once from the npm registry into a cache dir."""
+    shim = YARN_DIR / "bin" / "yarn"
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node and npm are not on PATH: Yarn 4 cannot be installed for this run")
+    YARN_DIR.mkdir(parents=True, exist_ok=True)
+    with (YARN_DIR / ".lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # two test workers install it once
+        if not shim.exists():
+            proc = subprocess.run(
+                [npm, "install", "--prefix", str(YARN_DIR), "--no-audit", "--no-fund",
+                 "@yarnpkg/cli-dist@4"],
+                capture_output=True, text=True, timeout=600, check=False,
+            )  # fmt: skip
+            if proc.returncode != 0:
+                pytest.skip(f"Yarn 4 could not be installed from npm: {proc.stderr[-400:]}")
+            script = YARN_DIR / "node_modules/@yarnpkg/cli-dist/bin/yarn.js"
+            shim.parent.mkdir(exist_ok=True)
+            shim.write_text(f'#!/bin/sh\nexec "{node}" "{script}" "$@"\n')
+            shim.chmod(0o755)
+    return f"{shim.parent}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+RUNNABLE_BERRY: dict[str, Any] = {
+    "package.json": YARN_BERRY["package.json"],
+    ".yarnrc.yml": "enableTelemetry: false\nenableGlobalCache: false\n",
+    ".gitignore": ".yarn/\n.pnp.*\n",
+    "packages/lib/package.json": {
+        "name": "lib",
+        "scripts": {
+            "prebuild": "mkdir -p dist && echo pre > dist/pre.txt",
+            "build": "mkdir -p dist && echo lib > dist/lib.txt && run note",
+            "note": "echo noted",
+        },
+    },
+    "packages/app/package.json": {
+        "name": "app",
+        "dependencies": {"lib": "workspace:*"},
+        "scripts": {
+            "build": "test -f ../lib/dist/lib.txt && mkdir -p dist && echo app > dist/app.txt"
+        },
+    },
+}
+
+
+def test_yarn_berry_pnp_repo_runs_through_yarn_then_hits(
+    workspace: Callable[..., Path], vx: Callable[..., VxResult], yarn_path: str
+) -> None:
+    root = workspace(RUNNABLE_BERRY, commit=False)
+    env = {"PATH": yarn_path, "COREPACK_ENABLE_STRICT": "0", "YARN_ENABLE_TELEMETRY": "0"}
+    installed = subprocess.run(
+        ["yarn", "install"], cwd=root, env={**os.environ, **env}, capture_output=True,
+        text=True, timeout=600, check=False,
+    )  # fmt: skip
+    if installed.returncode != 0:
+        pytest.skip(f"yarn install failed here: {installed.stdout[-400:]}")
+    assert (root / ".pnp.cjs").is_file()
+    vx(["init"], root, env=env).assert_ok()
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "vx init")
+    vx(["run", "build", "--all"], root, env=env).assert_ok()
+    # Berry runs no hooks: the build did not run prebuild
+    assert (root / "packages/lib/dist/lib.txt").read_text() == "lib\n"
+    assert not (root / "packages/lib/dist/pre.txt").exists()
+    assert (root / "packages/app/dist/app.txt").read_text() == "app\n"
+    _runs_then_hits(vx, root, env=env)
 
 
 def _strip_comments(text: str) -> str:
