@@ -520,3 +520,32 @@ def test_a_run_with_no_config_names_vx_init(
         "vx run: no projects declare task(s): build. No package declares a vx.config"
         " — run `vx init` to write one per package from its package.json scripts.\n"
     )
+
+
+def test_a_second_init_says_vx_is_set_up(
+    workspace: Callable[..., Path], vx: Callable[..., VxResult]
+) -> None:
+    root = workspace(NPM_REPO)
+    vx(["init"], root).assert_ok()
+    again = vx(["init"], root).assert_ok().out
+    assert again.startswith("kept apps/web/vx.config.json (as it is)\n")
+    assert "note: vx is already set up here: every package with scripts has a config\n" in again
+    assert again.endswith("next: vx run build --all\n")
+
+
+def test_a_lerna_root_without_workspaces_is_told_to_list_them(
+    workspace: Callable[..., Path], vx: Callable[..., VxResult]
+) -> None:
+    root = workspace(
+        {
+            "package.json": {"name": "r", "scripts": {"test": "node -e 0"}},
+            "lerna.json": {"packages": ["modules/*"]},
+            "modules/a/package.json": {"name": "a", "scripts": {"build": "node -e 0"}},
+        }
+    )
+    out = vx(["init", "--dry"], root).assert_ok().out
+    assert (
+        "note: lerna.json lists the packages, but package.json declares no workspaces, so vx"
+        " reads the root as one package (modules/a has its own package.json): add"
+        ' "workspaces": ["modules/*"] to package.json and re-run vx init\n'
+    ) in out

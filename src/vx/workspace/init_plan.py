@@ -146,6 +146,7 @@ def plan_init(request: InitRequest) -> InitPlan:
         drafts[package.rel_dir] = (package, draft)
     single = found.manager is Manager.SINGLE
     if single:
+        notes.extend(_unreached(root))
         package = _Package(".", _name(root_manifest), root_manifest)
         draft = draft_package(script_table(root_manifest), host, root_manifest)
         drafts["."] = (package, draft)
@@ -157,6 +158,39 @@ def plan_init(request: InitRequest) -> InitPlan:
             drafts["."] = (_Package(".", _name(root_manifest), root_manifest), root_draft)
     notes.extend(_package_notes(drafts, host))
     return _files(request, root, drafts, notes, single=single)
+
+
+def _unreached(root: Path) -> list[str]:
+    """A root with no workspace list that has packages below it: say how to list them.
+
+    Lerna-classic repos list packages in lerna.json, which package managers do not read.
+    """
+    globs: list[str] = ["packages/*"]
+    lerna = root / "lerna.json"
+    if lerna.is_file():
+        try:
+            listed = load_json_object(lerna, "lerna.json").get("packages")
+        except ConfigError:
+            listed = None
+        if isinstance(listed, list) and all(isinstance(g, str) for g in listed) and listed:
+            globs = listed
+    below = sorted(
+        p.parent.relative_to(root).as_posix()
+        for glob in globs
+        for p in root.glob(f"{glob.rstrip('/')}/{PACKAGE_JSON}")
+        if "node_modules" not in p.parts
+    )
+    if not below and not lerna.is_file():
+        return []
+    spelled = ", ".join(f'"{g}"' for g in globs)
+    have = "has its" if len(below) == 1 else "have their"
+    where = f" ({_listing(below)} {have} own package.json)" if below else ""
+    via = "lerna.json lists the packages, but " if lerna.is_file() else ""
+    note = (
+        f"{via}package.json declares no workspaces, so vx reads the root as one package{where}:"
+        f' add "workspaces": [{spelled}] to package.json and re-run vx init'
+    )
+    return [note]
 
 
 def _name(manifest: Mapping[str, object]) -> str | None:
@@ -330,6 +364,8 @@ def _files(
                 todos.setdefault(todo.reason, []).append(
                     f"{label if rel_dir != '.' or single else '//'}#{task.name}"
                 )
+    if not files and kept and not request.force:
+        notes.append("vx is already set up here: every package with scripts has a config")
     ws_present = existing_configs(root, WORKSPACE_STEM)
     if ws_present:
         kept.extend(ws_present)

@@ -176,6 +176,7 @@ MANAGER_VERBS: dict[str, frozenset[str]] = {
     ),
 }
 # npm runs these scripts by their own verb (`npm test`), no `run` needed.
+YARN_BUILTIN_RUN = "run"
 NPM_SHORTCUTS = frozenset({"test", "t", "start", "stop", "restart"})
 SERVER_VERBS = frozenset({"dev", "serve", "start", "preview"})
 SERVERS = frozenset({"serve", "http-server", "live-server", "nodemon", "browser-sync"})
@@ -263,8 +264,11 @@ def program(words: Segment) -> tuple[str, Segment]:
 def script_run(words: Segment, scripts: frozenset[str]) -> str | None:
     """The script of this package a segment runs through its manager, if it is only that:
     `npm run x`, `pnpm x`, `yarn run x`, `bun run x`, `npm test`. A manager's own verb
-    (`pnpm install`, `bun test`, `yarn check`) is not a script."""
+    (`pnpm install`, `bun test`, `yarn check`) is not a script. Yarn 2+'s shell builtin
+    `run x` counts too (no other shell has a `run`)."""
     name, args = program(words)
+    if name == YARN_BUILTIN_RUN:
+        return args[0] if args and args[0] in scripts else None
     if name not in MANAGERS or not args:
         return None
     manager = "pnpm" if name == "pn" else name
@@ -287,13 +291,13 @@ def delegate(command: str, scripts: frozenset[str]) -> str | None:
     if not line.readable or len(line.segments) != 1:
         return None
     words = line.segments[0]
-    if words[0] not in MANAGERS:
+    if words[0] not in MANAGERS and words[0] != YARN_BUILTIN_RUN:
         return None  # an env prefix or launcher makes it a real command
     args = words[1:]
     target = script_run(words, scripts)
     if target is None:
         return None
-    run_words = 3 if args and args[0] in ("run", "run-script", "rs") else 2
+    run_words = 3 if words[0] in MANAGERS and args[0] in ("run", "run-script", "rs") else 2
     return target if len(words) == run_words else None
 
 

@@ -30,6 +30,8 @@ SCRIPTS = frozenset({"build", "compile", "lint", "test", "start", "web", "api", 
         ("cross-env A=1 npm run compile", None),
         ("npm run missing", None),
         ("npm compile", None),  # npm runs only its shortcuts without `run`
+        ("run compile", "compile"),  # Yarn 2+'s shell builtin
+        ("run compile --watch", None),
     ],
 )
 def test_delegate(command: str, target: str | None) -> None:
