@@ -12,6 +12,7 @@ import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from vx.workspace import script_words as sw
+from vx.workspace.script_outputs import outdir
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -212,7 +213,7 @@ class _Mapper:
             shell = re.sub(r"(^|[;&|(]\s*)run(?=\s)", r"\1yarn run", shell)
         outputs = None
         if chain and name == chain[-1]:
-            outputs = sw.outdir(command) or ("dist/**",)
+            outputs = outdir(command) or ("dist/**",)
             todos.insert(0, Todo(CACHE_REASON))
         return TaskDraft(name, tuple(deps), shell, persistent, define, tuple(todos), outputs)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from vx.workspace import script_words as sw
+from vx.workspace.script_outputs import outdir
 
 SCRIPTS = frozenset({"build", "compile", "lint", "test", "start", "web", "api", "build:a"})
 
@@ -138,7 +139,7 @@ def test_workspace_part(command: str, here: str, *, part: bool) -> None:
     ],
 )
 def test_outdir(command: str, outputs: tuple[str, ...] | None) -> None:
-    assert sw.outdir(command) == outputs
+    assert outdir(command) == outputs
 
 
 def test_npm_variables() -> None:
