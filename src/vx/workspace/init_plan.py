@@ -9,6 +9,7 @@ different source of tasks is a different draft step feeding the same `_files` st
 from __future__ import annotations
 
 from enum import StrEnum
+from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
 from vx.errors import ConfigError, ErrorCode, UserError
@@ -59,7 +60,7 @@ class InitRequest(NamedTuple):
     cwd: Path
     format: ConfigFormat = ConfigFormat.JSON
     force: bool = False
-    env: Mapping[str, str] = {}
+    env: Mapping[str, str] = MappingProxyType({})
 
 
 class PlannedFile(NamedTuple):
