@@ -549,3 +549,34 @@ def test_a_lerna_root_without_workspaces_is_told_to_list_them(
         " reads the root as one package (modules/a has its own package.json): add"
         ' "workspaces": ["modules/*"] to package.json and re-run vx init\n'
     ) in out
+
+
+def test_a_cycle_of_builds_gets_edges_outside_it_not_up_build(
+    workspace: Callable[..., Path], vx: Callable[..., VxResult]
+) -> None:
+    root = workspace(
+        {
+            "package.json": {"name": "r", "workspaces": ["packages/*"]},
+            "packages/nuxt/package.json": {
+                "name": "nuxt",
+                "dependencies": {"nitro": "workspace:*", "kit": "workspace:*"},
+                "scripts": {"build": "node -e 0"},
+            },
+            "packages/nitro/package.json": {
+                "name": "nitro",
+                "devDependencies": {"nuxt": "workspace:*"},
+                "scripts": {"build": "node -e 0"},
+            },
+            "packages/kit/package.json": {"name": "kit", "scripts": {"build": "node -e 0"}},
+        }
+    )
+    out = vx(["init"], root).assert_ok().out
+    for name in ("nuxt", "nitro"):
+        config = json.loads(_strip_comments((root / f"packages/{name}/vx.config.json").read_text()))
+        assert config["tasks"]["build"]["dependsOn"] == ["kit#build"]
+    kit = json.loads(_strip_comments((root / "packages/kit/vx.config.json").read_text()))
+    assert kit["tasks"]["build"]["dependsOn"] == ["^build"]
+    assert "cycle of workspace dependencies" in out
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "vx init")
+    vx(["run", "build", "--all"], root).assert_ok()

@@ -16,6 +16,7 @@ from vx.errors import ConfigError, ErrorCode, UserError
 from vx.util.fuzzy import listing
 from vx.workspace.config_load import PROJECT_STEM, SUFFIXES, WORKSPACE_STEM
 from vx.workspace.discover import find_root
+from vx.workspace.init_cycles import CYCLE_REASON, cycle_builds
 from vx.workspace.init_render import render_project, render_workspace
 from vx.workspace.init_root import draft_root, root_notes, unreached
 from vx.workspace.init_tasks import (
@@ -24,6 +25,7 @@ from vx.workspace.init_tasks import (
     COPY_REASON,
     PackageDraft,
     TaskDraft,
+    Todo,
     draft_package,
     script_table,
 )
@@ -188,6 +190,11 @@ def draft_scripts(scan: RepoScan) -> tuple[Drafts, list[str]]:
             scripts, host, package.manifest, members=member_dirs, here=package.rel_dir
         )
         drafts[package.rel_dir] = (package, draft)
+    by_name = {p.name: p.rel_dir for p in scan.members if p.name is not None}
+    if len(by_name) == len(scan.members):  # duplicate names: the run refuses them first
+        for name, builds in cycle_builds(scan.root, by_name, scan.manager).items():
+            package, draft = drafts[by_name[name]]
+            drafts[by_name[name]] = (package, _without_up_build(draft, builds))
     manifest = scan.root_manifest
     if scan.single:
         notes.extend(unreached(scan.root))
@@ -201,6 +208,19 @@ def draft_scripts(scan: RepoScan) -> tuple[Drafts, list[str]]:
             drafts["."] = (PackageInfo(".", _name(manifest), manifest), root_draft)
     notes.extend(_package_notes(drafts, host))
     return drafts, notes
+
+
+def _without_up_build(draft: PackageDraft, builds: tuple[str, ...]) -> PackageDraft:
+    """The draft with `^build` replaced by explicit edges, and a TODO saying why."""
+    tasks = []
+    for task in draft.tasks:
+        if f"^{BUILD}" in task.depends_on:
+            deps = [d for d in task.depends_on if d != f"^{BUILD}"]
+            task = task._replace(  # noqa: PLW2901 - the same task, rewritten
+                depends_on=(*builds, *deps), todos=(*task.todos, Todo(CYCLE_REASON))
+            )
+        tasks.append(task)
+    return draft._replace(tasks=tuple(tasks))
 
 
 def _name(manifest: Mapping[str, object]) -> str | None:
