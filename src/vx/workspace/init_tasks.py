@@ -52,6 +52,10 @@ OWN_REASON = (
     "it runs this package's own scripts inside its command, beside their own tasks, so they"
     " run twice: list them under dependsOn instead if their order does not matter"
 )
+READY_REASON = (
+    "another task waits on this server: add exec.readyWhen, a pattern its output prints once"
+    " it is ready, so the waiter starts then"
+)
 NPM_VAR_REASON = "it reads npm variables vx does not set: define them under exec.env.define"
 COPY_REASON = "exec.env.define copies package.json's name/version: update it when they change"
 PNP_REASON = (
@@ -170,7 +174,7 @@ class _Mapper:
 
     def draft(self) -> PackageDraft:
         chain = self.build_chain() if BUILD in self.names else ()
-        tasks = [self._task(name, chain) for name in self.scripts if name in self.names]
+        tasks = _await_servers([self._task(n, chain) for n in self.scripts if n in self.names])
         skipped = [
             Skipped(n, "no task may carry that name (no #, no leading ^, no spaces)")
             for n in self.scripts
@@ -264,6 +268,18 @@ class _Mapper:
         if any(live for _, _, live in define):
             todos.append(Todo(COPY_REASON))
         return tuple(define), todos
+
+
+def _await_servers(tasks: list[TaskDraft]) -> list[TaskDraft]:
+    """A server another task waits on gets a TODO: without `readyWhen` the waiter starts as
+    soon as the server is spawned, before it listens."""
+    awaited = {d for t in tasks if t.command is not None for d in t.depends_on}
+    return [
+        t._replace(todos=(*t.todos, Todo(READY_REASON)))
+        if t.persistent and t.name in awaited
+        else t
+        for t in tasks
+    ]
 
 
 def draft_package(

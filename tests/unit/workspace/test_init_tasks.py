@@ -10,6 +10,7 @@ from vx.workspace.init_tasks import (
     CACHE_REASON,
     HOOKS_REASON,
     OWN_REASON,
+    READY_REASON,
     TaskDraft,
     draft_package,
     valid_task_name,
@@ -81,6 +82,15 @@ def test_a_runner_of_servers_is_persistent_without_a_todo() -> None:
     got = tasks({"web": "vite", "api": "nodemon api.js", "dev": "run-p web api"})
     assert all(t.persistent for t in got.values())
     assert got["dev"].todos == ()
+
+
+def test_a_server_a_command_waits_on_gets_a_ready_todo() -> None:
+    got = tasks({"build": "tsc -w", "test": "node --test"})
+    assert got["test"].depends_on == ("build",)
+    assert got["build"].persistent
+    assert got["build"].todos[-1].reason == READY_REASON
+    # a group over a server waits on nothing
+    assert tasks({"start": "node server.js", "e2e": "npm start"})["start"].todos == ()
 
 
 def test_npm_variables_are_defined() -> None:
