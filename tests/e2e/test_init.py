@@ -580,3 +580,29 @@ def test_a_cycle_of_builds_gets_edges_outside_it_not_up_build(
     git(root, "add", "-A")
     git(root, "commit", "-qm", "vx init")
     vx(["run", "build", "--all"], root).assert_ok()
+
+
+@pytest.mark.parametrize(
+    ("agent", "installed", "spelled"),
+    [
+        ("pnpm/9.12.0 npm/? node/v20.0.0 linux x64", True, "pnpm vx"),
+        ("npm/10.8.0 node/v20.0.0 linux x64 workspaces/false", True, "npx vx"),
+        ("bun/1.1.0 npm/? node/v22.0.0 linux x64", True, "bunx vx"),
+        ("pnpm/9.12.0 npm/? node/v20.0.0 linux x64", False, "vx"),
+        ("", True, "vx"),
+    ],
+)
+def test_the_next_line_uses_the_runner_that_started_vx(
+    workspace: Callable[..., Path],
+    vx: Callable[..., VxResult],
+    agent: str,
+    *,
+    installed: bool,
+    spelled: str,
+) -> None:
+    files = dict(PNPM_REPO)
+    if installed:
+        files["node_modules/.bin/vx"] = "#!/bin/sh\n"
+    root = workspace(files)
+    out = vx(["init", "--dry"], root, env={"npm_config_user_agent": agent}).assert_ok().out
+    assert out.endswith(f"next: {spelled} run build --all\n")
