@@ -606,3 +606,20 @@ def test_the_next_line_uses_the_runner_that_started_vx(
     root = workspace(files)
     out = vx(["init", "--dry"], root, env={"npm_config_user_agent": agent}).assert_ok().out
     assert out.endswith(f"next: {spelled} run build --all\n")
+
+
+def test_a_run_in_a_root_that_lists_no_members_says_to_list_them(
+    workspace: Callable[..., Path], vx: Callable[..., VxResult]
+) -> None:
+    root = workspace(
+        {
+            "package.json": {"name": "r", "scripts": {"build": "node -e 0"}},
+            "packages/a/package.json": {"name": "a", "scripts": {"build": "node -e 0"}},
+        }
+    )
+    result = vx(["run", "build"], root).assert_code(1)
+    assert result.err == (
+        "vx run: no projects declare task(s): build. package.json declares no workspaces, so vx"
+        " reads the root as one package (packages/a has its own package.json): add"
+        ' "workspaces": ["packages/*"] to package.json and re-run vx init.\n'
+    )
