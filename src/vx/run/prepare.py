@@ -54,6 +54,7 @@ class RunOptions(NamedTuple):
     a push's `before`), which the default base tries after the workspace's `affectedBase`.
     `env` is the environment keys and tasks see (the process's when None). `tick` is called
     regularly while tasks run, for a live display. `command` is what the history records.
+    `frozen` loads project configs from vx-lock.json instead of evaluating them.
     """
 
     tasks: tuple[str, ...] = ()
@@ -80,6 +81,7 @@ class RunOptions(NamedTuple):
     tick: Callable[[], None] | None = None
     timing: bool = False
     warm: bool = True
+    frozen: bool = False
 
 
 class PreparedRun(NamedTuple):
@@ -231,7 +233,12 @@ def _plan(options: RunOptions, watch: Stopwatch) -> tuple[RunPlan, tuple[str, ..
 
     cwd = _cwd(options)
     before = set(sys.modules)
-    ws = load_workspace(cwd)
+    if options.frozen:
+        from vx.workspace.lockconfig import FrozenConfigs
+
+        ws = load_workspace(cwd, configs=FrozenConfigs())
+    else:
+        ws = load_workspace(cwd)
     imported = tuple(
         sorted(
             str(path)
@@ -460,10 +467,11 @@ def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
 
 
 def _may_replay(options: RunOptions) -> bool:
-    """The warm path may answer when asked to. A selection read from git (`--affected`, a
-    `[<ref>]` filter) is replayed too: its snapshot proves the refs it read still name the
-    same commits."""
-    return options.warm
+    """The warm path may answer when asked to, and not under `--frozen`, whose configs come
+    from the lock the snapshot's fingerprints do not cover. A selection read from git
+    (`--affected`, a `[<ref>]` filter) is replayed too: its snapshot proves the refs it read
+    still name the same commits."""
+    return options.warm and not options.frozen
 
 
 def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:

@@ -22,10 +22,18 @@ from vx.workspace.model import Manager, Project, Workspace
 from vx.workspace.packages import package_links
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from vx.workspace.manifests import Manifest
     from vx.workspace.model import ProjectConfig, WorkspaceConfig
+
+    ConfigSource = Callable[[Path, Path], "ProjectConfig | None"]
+    """(project dir, workspace root) → its config: evaluated live, or (`--frozen`) locked."""
+
+
+def _live(directory: Path, root: Path) -> ProjectConfig | None:
+    return load_project_config(directory, root=root)
 
 
 def _manifest_path(rel_dir: str, file: str) -> str:
@@ -49,6 +57,7 @@ def _project(
     *,
     is_root: bool,
     config: ProjectConfig | None = None,
+    source: ConfigSource = _live,
 ) -> Project:
     return Project(
         name=name,
@@ -57,18 +66,18 @@ def _project(
         manifest=_manifest_path(rel_dir, manifest.file) if manifest else None,
         version=manifest.version if manifest else None,
         dependencies=manifest.dependencies if manifest else MappingProxyType({}),
-        config=config if config is not None else load_project_config(directory, root=root),
+        config=config if config is not None else source(directory, root),
         is_root=is_root,
         dependency_fields=manifest.dependency_fields if manifest else MappingProxyType({}),
     )
 
 
-def _single(root: Path) -> Project:
+def _single(root: Path, source: ConfigSource) -> Project:
     """A root with no member list is the one project, named by whichever manifest names it."""
     found = [m for m in (_read(root, ".", f) for f in (PACKAGE_JSON, PYPROJECT)) if m]
     manifest = next((m for m in found if m.name), found[0] if found else None)
     name = manifest.name if manifest and manifest.name else ROOT
-    return _project(name, root, ".", root, manifest, is_root=True)
+    return _project(name, root, ".", root, manifest, is_root=True, source=source)
 
 
 def _nameless_note(shown: str, file: str) -> str:
@@ -87,17 +96,21 @@ def unloaded_plugins(config: WorkspaceConfig) -> str | None:
     )
 
 
-def load_workspace(cwd: Path) -> Workspace:
-    """The workspace holding `cwd`, loaded and frozen; reads files only and spawns nothing."""
+def load_workspace(cwd: Path, *, configs: ConfigSource = _live) -> Workspace:
+    """The workspace holding `cwd`, loaded and frozen; reads files only and spawns nothing.
+
+    `configs` gives each project directory its config: evaluated from its `vx.config.*`,
+    unless `vx run --frozen` passes one that reads them from `vx-lock.json`.
+    """
     found = find_root(cwd)
     root = found.root
     notes = list(found.notes)
     projects: list[Project] = []
     if found.manager is Manager.SINGLE:
-        projects.append(_single(root))
+        projects.append(_single(root, configs))
     else:
         file = member_manifest(found.manager)
-        root_config = load_project_config(root, root=root)
+        root_config = configs(root, root)
         manifest = _read(root, ".", file) if root_config is not None or file == PYPROJECT else None
         # uv counts a root with a `[project]` name as a member, so it carries that name.
         root_name = manifest.name if file == PYPROJECT and manifest and manifest.name else None
@@ -107,7 +120,14 @@ def load_workspace(cwd: Path) -> Workspace:
         if root_config is not None or root_name is not None:
             projects.append(
                 _project(
-                    root_name or ROOT, root, ".", root, manifest, is_root=True, config=root_config
+                    root_name or ROOT,
+                    root,
+                    ".",
+                    root,
+                    manifest,
+                    is_root=True,
+                    config=root_config,
+                    source=configs,
                 )
             )
         for rel_dir in found.members:
@@ -129,7 +149,9 @@ def load_workspace(cwd: Path) -> Workspace:
                 )
             claimed[key] = shown
             projects.append(
-                _project(manifest.name, directory, rel_dir, root, manifest, is_root=False)
+                _project(
+                    manifest.name, directory, rel_dir, root, manifest, is_root=False, source=configs
+                )
             )
     projects.sort(key=lambda p: p.name)
     links = package_links(projects, found.manager)
