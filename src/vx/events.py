@@ -120,7 +120,9 @@ class TaskFinished(NamedTuple):
     label of a failure (`timed out`, `never ready: exited`). On a hit, `restored` says whether
     outputs were written (False: already up to date), `saved_ms` and `stored_cpu_ms` what the
     producing execution cost. `not_ready` is why a persistent task never became ready
-    (`timeout`, `exited`, `spawn`). `miss` says why a cached task executed.
+    (`timeout`, `exited`, `spawn`). `miss` says why a cached task executed. `flaky` is
+    `(passes, failures)` on record for the key, this run included, when this run showed the
+    task flaky (a plain pair: every row loads this class, and most carry None).
     """
 
     id: TaskId
@@ -140,6 +142,7 @@ class TaskFinished(NamedTuple):
     stored_cpu_ms: float | None = None
     not_ready: str | None = None
     miss: MissReason | None = None
+    flaky: tuple[int, int] | None = None
 
 
 class MissReason(NamedTuple):

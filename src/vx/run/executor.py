@@ -150,6 +150,7 @@ class Executor:
             save_note = cache.save(tid, produced)
         if save_note:
             self.ctx.emit(Notice(f"[vx] {tid}: {save_note}"))
+        flaky = cache.flaky(tid, status, attempt) if status in _JUDGED else None
         self.ctx.emit(
             TaskFinished(
                 tid,
@@ -164,6 +165,7 @@ class Executor:
                 peak_rss_bytes=_own_peak(result.peak_rss_bytes),
                 attempts=attempt,
                 miss=miss,
+                flaky=flaky,
             )
         )
         return Done(_RESULT[status])
@@ -260,6 +262,9 @@ class Executor:
         )
         return Done(_RESULT[status])
 
+
+_JUDGED = frozenset({TaskStatus.SUCCESS, TaskStatus.FAILED})
+"""The outcomes a flaky verdict weighs; an aborted attempt says nothing of the task."""
 
 _RESULT = {
     TaskStatus.SUCCESS: Result.OK,
