@@ -4,6 +4,7 @@ breaks and recoveries that carry no note; the row, the frame's close and the sum
 from __future__ import annotations
 
 import json
+
 from jsonschema import Draft202012Validator
 from tests.conftest import REPO
 
