@@ -88,8 +88,8 @@ def test_why_and_miss_rows_name_each_cause(workspace, vx):
     )
     doc = vx(["why", "app#build", "--format", "json"], root).assert_ok().json()
     schema("why.json").validate(doc)
-    assert doc["roots"]["chains"][0]["chain"] == ["app#build", "lib#build", "core#build"]
-    assert doc["roots"]["chains"][0]["entries"][0]["name"] == "packages/core/src/index.txt"
+    assert doc["roots"][0]["chain"] == ["app#build", "lib#build", "core#build"]
+    assert doc["roots"][0]["entries"][0]["name"] == "packages/core/src/index.txt"
 
     env_run = vx(["run", "build", "--all"], root, env={"API_URL": "https://x"}).assert_ok()
     assert set(reasons(env_run).values()) == {"env API_URL"}
