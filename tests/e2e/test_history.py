@@ -173,3 +173,28 @@ def test_why_refuses_by_name(workspace, vx):
     assert typo.err == "vx why: no recorded run of lib#buidl — did you mean lib#build?\n"
     first = vx(["why", "lib#build"], root).assert_ok().out
     assert "verdict    first recorded run of the task: nothing to compare" in first
+
+
+def test_each_miss_row_names_what_vx_why_names(workspace, vx):
+    """Edit, env change, lockfile change, upstream change two levels down: the summary's
+    `miss` of every task is the first component `vx why` lists for it."""
+    root = history_ws(workspace)
+    vx(["run", "build", "--all"], root).assert_ok()
+    steps = [
+        ({"packages/core/src/index.txt": "core edited\n"}, {}),
+        ({}, {"API_URL": "https://x"}),
+        ({"package-lock.json": {"lockfileVersion": 3, "packages": {}}}, {"API_URL": "https://x"}),
+    ]
+    seen = set()
+    for edit, env in steps:
+        write_tree(root, edit)
+        doc = vx(["run", "build", "--all", "--format", "json"], root, env=env).assert_ok().json()
+        for row in doc["tasks"]:
+            why = vx(["why", row["id"], "--format", "json"], root).assert_ok().json()
+            first = why["diff"]["changed"][0]
+            assert (row["miss"]["kind"], row["miss"]["name"]) == (first["kind"], first["name"])
+            assert why["why"]["verdict"].startswith(
+                f"cache key changed: {first['kind']} {first['name']}"
+            )
+            seen.add(row["miss"]["kind"])
+    assert seen == {"file", "upstream", "env", "workspace"}
