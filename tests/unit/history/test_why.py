@@ -99,8 +99,10 @@ def test_a_root_cause_two_levels_down(tmp_path: Path) -> None:
     assert todo_lines(e) == [
         (
             "file",
-            "an edit re-runs by design; a file the task does not read belongs out of"
-            " cache.inputs.files",
+            (
+                "an edit re-runs by design; a file the task does not read belongs out of"
+                " cache.inputs.files"
+            ),
         )
     ]
 
@@ -120,7 +122,8 @@ def test_roots_past_five_are_counted_and_a_lost_dependency_is_named(tmp_path: Pa
     assert e.more_roots == 2
     assert e.unresolved == ("gone#build",)
     assert ("upstream", "a dependency's key moved: vx why gone#build explains it") in todo_lines(e)
-    assert e.verdict == "cache key changed: upstream d0#build, upstream d1#build, upstream" + (
+    assert e.verdict == (
+        "cache key changed: upstream d0#build, upstream d1#build, upstream"
         f" d2#build, +{len(deps) - 2} more"
     )
 
