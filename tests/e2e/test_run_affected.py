@@ -370,3 +370,50 @@ def test_show_affected_lists_what_the_run_keeps(
     assert builds == []
     refused = vx(["show", "lib", "--affected=HEAD"], root).assert_code(1)
     assert "--affected narrows a list; lib is one project" in refused.err
+
+
+def test_a_caret_edge_through_a_package_with_no_config_carries_the_package_reason(
+    tmp_path: Path, vx: Callable[..., VxResult]
+) -> None:
+    """app#test runs ^test; mid has no vx config, so the edge passes through it to core#test,
+    and a change in mid reaches app#test as `package`."""
+    test = {"test": {"exec": "echo test", "dependsOn": ["^test"]}}
+    root = make_git_workspace(
+        tmp_path / "ws",
+        files(
+            core={"package.json": package("core"), "vx.config.json": {"tasks": test}},
+            mid={"package.json": package("mid", ("core",)), "src/index.ts": "mid\n"},
+            app={"package.json": package("app", ("mid",)), "vx.config.json": {"tasks": test}},
+        ),
+    )
+    write_tree(root, {"packages/mid/src/index.ts": "mid 2\n"})
+    kept = plan(vx(["run", "test", "--affected=HEAD", "--dry=json"], root).assert_code(0))
+    assert kept == {
+        "app#test": {
+            "kind": "package",
+            "change": "packages/mid/src/index.ts changed (in its project), passed by ^test",
+            "via": [],
+        }
+    }
+    text = vx(["run", "test", "--affected=HEAD", "--dry"], root).assert_code(0).out
+    assert "affected: packages/mid/src/index.ts changed (in its project), passed by ^test" in text
+
+
+def test_filters_beside_affected_add_and_exclude_projects(
+    tmp_path: Path, vx: Callable[..., VxResult]
+) -> None:
+    root = standard(tmp_path)
+    write_tree(root, {"packages/ui/src/index.ts": "export const ui = 2\n"})
+    kept = plan(vx(["run", "build", "--affected=HEAD", "--dry=json"], root).assert_code(0))
+    assert set(kept) == {"ui#build", "app#build"}
+    added = vx(["run", "build", "--affected=HEAD", "--filter", "docs", "--dry=json"], root)
+    kept = plan(added.assert_code(0))
+    assert set(kept) == {"ui#build", "app#build", "docs#build"}
+    assert kept["docs#build"] == {"kind": "selected", "change": "selected by --filter", "via": []}
+    cut = vx(["run", "build", "--affected=HEAD", "--filter", "!app", "--dry=json"], root)
+    assert set(plan(cut.assert_code(0))) == {"ui#build"}
+    both = vx(
+        ["run", "build", "--affected=HEAD", "--filter", "docs", "--filter", "!ui", "--dry=json"],
+        root,
+    )
+    assert set(plan(both.assert_code(0))) == {"app#build", "docs#build"}
