@@ -417,3 +417,67 @@ def test_filters_beside_affected_add_and_exclude_projects(
         root,
     )
     assert set(plan(both.assert_code(0))) == {"app#build", "docs#build"}
+
+
+def test_a_push_names_its_before_commit_as_the_base(
+    tmp_path: Path, vx: Callable[..., VxResult]
+) -> None:
+    root = standard(tmp_path)
+    write_tree(root, {"packages/lib/src/index.ts": "pushed before\n"})
+    commit(root)
+    before = git(root, "rev-parse", "HEAD").strip()
+    write_tree(root, {"packages/docs/src/index.ts": "pushed now\n"})
+    commit(root)
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"before": before}))
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_EVENT_PATH": str(event)}
+    kept = plan(vx(["run", "build", "--affected", "--dry=json"], root, env=env).assert_code(0))
+    assert set(kept) == {"docs#build"}
+
+
+def test_an_untracked_embedded_repository_selects_the_project_holding_it(
+    tmp_path: Path, vx: Callable[..., VxResult]
+) -> None:
+    root = standard(tmp_path)
+    make_git_workspace(root / "packages/docs/vendor/nested", {"README.md": "one\n"})
+    kept = plan(vx(["run", "build", "--affected=HEAD", "--dry=json"], root).assert_code(0))
+    assert set(kept) == {"docs#build"}
+    assert kept["docs#build"]["kind"] == "project"
+
+
+def test_a_symlinked_member_is_selected_by_a_change_where_it_lives(
+    tmp_path: Path, vx: Callable[..., VxResult]
+) -> None:
+    tree = files(lib=member("lib"))
+    for name, body in member("kit").items():
+        tree[f"vendor/kit/{name}"] = body
+    root = make_git_workspace(tmp_path / "ws", tree, commit=False)
+    (root / "packages/kit").symlink_to("../vendor/kit")
+    commit(root, "one")
+    write_tree(root, {"vendor/kit/src/index.ts": "kit 2\n"})
+    kept = plan(vx(["run", "build", "--affected=HEAD", "--dry=json"], root).assert_code(0))
+    assert set(kept) == {"kit#build"}
+
+
+def test_more_refs_refused_and_a_repository_with_no_commit(
+    tmp_path: Path, vx: Callable[..., VxResult]
+) -> None:
+    root = standard(tmp_path)
+    for ref, words in (
+        ("^main", '"^main" is an exclusion — pass the base alone ("main")'),
+        ("main:packages", '"main:packages" names a path inside a commit'),
+        ("main...HEAD", None),  # Turbo's CI spelling reads as the base
+    ):
+        result = vx(["run", "build", f"--affected={ref}", "--dry=json"], root)
+        if words is None:
+            result.assert_code(0)
+        else:
+            assert words in result.assert_code(1).err
+    empty = vx(["run", "build", "--affected=", "--dry=json"], root).assert_code(1)
+    assert "--affected= is empty: write --affected alone, or --affected=<base>" in empty.err
+    blank = vx(["run", "build", "--affected= ", "--dry=json"], root).assert_code(1)
+    assert "the git ref is empty" in blank.err
+    fresh = make_git_workspace(tmp_path / "fresh", files(lib=member("lib")), commit=False)
+    none = vx(["run", "build", "--affected"], fresh).assert_code(1)
+    assert none.err.endswith(" is a git repository with no commit yet — commit once and re-run\n")
+    assert none.err.count("\n") == 1
