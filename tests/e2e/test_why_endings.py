@@ -88,6 +88,16 @@ def test_runs_beside_a_failed_task(workspace, vx) -> None:
         SAME + "neither run saved it: both ran beside a failed task (a task run past a failed"
         " dependency under --continue is never cached)"
     )
+    blocked = vx(["run", "app#build"], root).assert_code(1)
+    assert "skipped" in blocked.out
+    out = vx(["why", "app#build"], root).assert_ok().out.splitlines()
+    assert out[1].endswith(" · skipped · no key")
+    assert out[3] == (
+        "  verdict    skipped (blocked by lib#build): the task never ran, so there is no re-run"
+        " to explain"
+    )
+    doc = vx(["why", "app#build", "--format", "json"], root).assert_ok().json()
+    assert doc["why"]["latest"]["key"] is None
     (root / "flag").unlink()
     vx(["run", "app#build"], root).assert_ok()
     assert verdict(vx, root, "lib#build") == (

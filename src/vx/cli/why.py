@@ -179,6 +179,7 @@ def _no_diff(e: Explanation) -> str:
 def _side_json(side: Side | None) -> dict[str, Any] | None:
     if side is None:
         return None
+    from vx.events import TaskStatus
     from vx.history.runs import iso_ms
 
     row = side.row
@@ -187,7 +188,7 @@ def _side_json(side: Side | None) -> dict[str, Any] | None:
         "startedAt": iso_ms(side.started_ms),
         "status": str(row.status),
         "cache": str(row.cache),
-        "key": row.key,
+        "key": None if row.status is TaskStatus.SKIPPED else row.key,
     }
 
 

@@ -130,10 +130,15 @@ def explain(index: Index, task_id: str, run_id: str | None) -> Explanation:
             )
             raise UserError(ErrorCode.NO_HISTORY, f"vx why: {what} — vx last --list shows the runs")
     latest = Side(*rows[at])
-    older = [Side(*r) for r in rows[at + 1 : at + 1 + _LOOKBACK]]
+    # A skipped row never ran the task: the run before is the one it ran in.
+    older = [
+        Side(*r) for r in rows[at + 1 : at + 1 + _LOOKBACK] if r[0].status is not TaskStatus.SKIPPED
+    ]
     previous = older[0] if older else None
-    if latest.row.key is None:
-        return _plain(task_id, latest, previous, "skipped · no key")
+    if latest.row.key is None or latest.row.status is TaskStatus.SKIPPED:
+        blocked = f" (blocked by {latest.row.blocked_by})" if latest.row.blocked_by else ""
+        verdict = f"skipped{blocked}: the task never ran, so there is no re-run to explain"
+        return _plain(task_id, latest, previous, verdict)
     if previous is None:
         return _plain(task_id, latest, None, "first recorded run of the task: nothing to compare")
     if previous.row.key == latest.row.key:
@@ -149,7 +154,7 @@ def explain(index: Index, task_id: str, run_id: str | None) -> Explanation:
             task_id,
             latest,
             previous,
-            compared,
+            compared if compared is not previous else None,
             "cache key changed: (inputs differ)",
             None,
             0,
