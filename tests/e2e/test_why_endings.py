@@ -8,6 +8,8 @@ import sqlite3
 from contextlib import closing
 from typing import TYPE_CHECKING
 
+from jsonschema import Draft202012Validator
+from tests.conftest import REPO
 from tests.e2e.runws import tree
 
 if TYPE_CHECKING:
@@ -97,6 +99,7 @@ def test_runs_beside_a_failed_task(workspace, vx) -> None:
         " to explain"
     )
     doc = vx(["why", "app#build", "--format", "json"], root).assert_ok().json()
+    Draft202012Validator(json.loads((REPO / "schemas/why.json").read_text())).validate(doc)
     assert doc["why"]["latest"]["key"] is None
     (root / "flag").unlink()
     vx(["run", "app#build"], root).assert_ok()
