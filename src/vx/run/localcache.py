@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from typing import TYPE_CHECKING, NamedTuple
 
 from vx.cache.index import IndexOffError, LogChunk
@@ -16,7 +17,7 @@ from vx.run.caching import Hit, RestoreResult
 from vx.workspace.layout import nested_dirs
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from pathlib import Path
 
     from vx.cache.index import Entry, Index
@@ -45,8 +46,10 @@ class LocalCache:
         store: Store,
         index: Index,
         axes: CacheAxes,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.plan = plan
+        self.clock = clock
         self.keys = keys
         self.store = store
         self.index = index
@@ -206,11 +209,10 @@ class LocalCache:
         if key is None or not self.cached(tid) or self.index.off is not None:
             return None
         import sqlite3  # already loaded by the index; named here for its error type
-        import time
 
         from vx.cache.outcomes import HISTORY_MS, judge_run
 
-        since = int(time.time() * 1000) - HISTORY_MS
+        since = int(self.clock() * 1000) - HISTORY_MS
         try:
             rows = self.index.key_outcomes(since, (tid.project, tid.task, key))
         except sqlite3.Error:
