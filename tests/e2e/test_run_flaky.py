@@ -101,3 +101,23 @@ def test_a_task_without_a_cache_block_is_never_judged(workspace, vx) -> None:
     (root / "flag").write_text("")
     r = vx(["run", "a#test"], root).assert_code(1)
     assert "flaky" not in r.out
+
+
+def test_a_task_run_past_a_failed_dependency_is_not_judged(workspace, vx) -> None:
+    tree = files()
+    tree["packages/b/package.json"] = {"name": "b", "dependencies": {"a": "*"}}
+    tree["packages/b/vx.config.json"] = {
+        "tasks": {
+            "check": {"exec": "test ! -f ../../flag2", "cache": CACHE, "dependsOn": ["^test"]}
+        }
+    }
+    tree[".gitignore"] = "flag\nflag2\ncount\n"
+    root = workspace(tree)
+    vx(["run", "b#check"], root).assert_ok()
+    (root / "flag2").write_text("")
+    shown = vx(["run", "b#check", "--force"], root).assert_code(1)
+    assert "flaky - passed 1\u00d7 before" in shown.out
+    (root / "flag2").unlink()
+    (root / "flag").write_text("")
+    past = vx(["run", "b#check", "--force", "--continue=always", "--format", "json"], root)
+    assert "flaky" not in summary_row(past.assert_code(1).out, "b#check")

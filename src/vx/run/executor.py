@@ -150,7 +150,9 @@ class Executor:
             save_note = cache.save(tid, produced)
         if save_note:
             self.ctx.emit(Notice(f"[vx] {tid}: {save_note}"))
-        flaky = cache.flaky(tid, status, attempt) if status in _JUDGED else None
+        # A task run past a failed dependency ran on inputs its key does not vouch for.
+        judged = status in _JUDGED and not ticket.tainted
+        flaky = cache.flaky(tid, status, attempt) if judged else None
         self.ctx.emit(
             TaskFinished(
                 tid,
