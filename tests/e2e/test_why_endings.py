@@ -86,6 +86,8 @@ def test_runs_beside_a_failed_task(workspace, vx) -> None:
     (root / "flag").write_text("")
     vx(["run", "app#build", "--continue=always"], root).assert_code(1)
     vx(["run", "app#build", "--continue=always"], root).assert_code(1)
+    replay = vx(["last"], root).assert_ok()  # a failed run with no `--` replays too
+    assert replay.out.endswith("re-run what failed: vx run lib#build\n")
     assert verdict(vx, root, "app#build") == (
         SAME + "neither run saved it: both ran beside a failed task (a task run past a failed"
         " dependency under --continue is never cached)"
