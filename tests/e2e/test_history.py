@@ -198,3 +198,17 @@ def test_each_miss_row_names_what_vx_why_names(workspace, vx):
             )
             seen.add(row["miss"]["kind"])
     assert seen == {"file", "upstream", "env", "workspace"}
+
+
+def test_last_folds_hits_past_sixteen_and_json_lists_every_row(workspace, vx):
+    cached = {"exec": "true", "cache": {"inputs": {"files": ["src/**"]}}}
+    root = workspace(tree({f"p{i:02d}": ((), {"build": cached}) for i in range(20)}))
+    vx(["run", "build", "--all"], root).assert_ok()
+    vx(["run", "build", "--all"], root).assert_ok()
+    out = vx(["last"], root).assert_ok().out.splitlines()
+    hit_rows = [line for line in out if line.startswith("  success  fresh")]
+    assert len(hit_rows) == 16
+    assert out[-1] == "  … +4 more cache hits"
+    doc = vx(["last", "--format", "json"], root).assert_ok().json()
+    schema("last.json").validate(doc)
+    assert len(doc["tasks"]) == 20
