@@ -187,3 +187,23 @@ def test_a_bare_name_resolves_in_a_uv_workspace(workspace, vx) -> None:
     assert out.startswith("beta#build — run ")
     several = vx(["why", "build"], root).assert_code(1)
     assert "name one: alpha#build, beta#build" in several.err
+
+
+def test_a_control_character_in_a_name_prints_escaped(workspace, vx) -> None:
+    found = files()
+    found["packages/lib/src/bad\x1b[31mname.txt"] = "one\n"
+    root = workspace(found)
+    vx(["run", "lib#build"], root).assert_ok()
+    (root / "packages/lib/src/bad\x1b[31mname.txt").write_text("two\n")
+    ran = vx(["run", "lib#build", "--format", "json"], root).assert_ok().json()
+    assert ran["tasks"][0]["miss"]["name"] == "packages/lib/src/bad\x1b[31mname.txt"
+    out = vx(["why", "lib#build"], root).assert_ok().out
+    assert "\x1b" not in out
+    assert "  verdict    cache key changed: file packages/lib/src/bad\\x1b[31mname.txt\n" in out
+    assert "    changed file  packages/lib/src/bad\\x1b[31mname.txt  " in out
+    doc = vx(["why", "lib#build", "--format", "json"], root).assert_ok().json()
+    assert doc["diff"]["changed"][0]["name"] == "packages/lib/src/bad\x1b[31mname.txt"
+    (root / "packages/lib/src/bad\x1b[31mname.txt").write_text("three\n")
+    row = vx(["run", "build", "--all"], root).assert_ok().out
+    assert "lib#build · packages/lib/src/bad\\x1b[31mname.txt changed" in row
+    assert "\x1b" not in row
