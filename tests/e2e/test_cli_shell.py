@@ -321,7 +321,7 @@ def test_a_default_build_is_no_task_to_hint(vx, workspace):
             ["reset"],
             (
                 "use vx cache prune --older-than <age> or --max-size <size> to evict cache"
-                " entries (--older-than 1s evicts every entry unused for a second)"
+                " entries; to wipe the cache, delete the cache store vx info names"
             ),
         ),
         (["daemon", "status"], "vx runs no daemon: drop it"),

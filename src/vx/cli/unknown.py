@@ -175,8 +175,8 @@ FOREIGN: dict[str, Callable[[Sequence[str]], str]] = {
     ),
     "ls": _say("vx show lists every project"),
     "reset": _say(
-        "use vx cache prune --older-than <age> or --max-size <size> to evict cache entries"
-        " (--older-than 1s evicts every entry unused for a second)"
+        "use vx cache prune --older-than <age> or --max-size <size> to evict cache entries;"
+        " to wipe the cache, delete the cache store vx info names"
     ),
     "daemon": _say("vx runs no daemon: drop it"),
     "login": _say("vx has no account to log in to: a remote cache is a plugin in vx.workspace.*"),
