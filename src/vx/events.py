@@ -121,7 +121,9 @@ class TaskFinished(NamedTuple):
     outputs were written (False: already up to date), `saved_ms` and `stored_cpu_ms` what the
     producing execution cost. `not_ready` is why a persistent task never became ready
     (`timeout`, `exited`, `spawn`). `miss` says why a cached task executed. `withheld` names
-    (never values) the variables vx had and a failed task was not given.
+    (never values) the variables vx had and a failed task was not given. `flaky` is
+    `(passes, failures)` on record for the key, this run included, when this run showed the
+    task flaky (a plain pair: every row loads this class, and most carry None).
     """
 
     id: TaskId
@@ -142,6 +144,7 @@ class TaskFinished(NamedTuple):
     not_ready: str | None = None
     miss: MissReason | None = None
     withheld: tuple[str, ...] = ()
+    flaky: tuple[int, int] | None = None
 
 
 class MissReason(NamedTuple):

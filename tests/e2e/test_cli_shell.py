@@ -302,14 +302,26 @@ def test_a_default_build_is_no_task_to_hint(vx, workspace):
             "use vx run app#build app#test lib#build lib#test",
         ),
         (["affected", "--target=test"], "use vx run test --filter '...[main]'"),
-        (["graph"], "vx show TASK prints each project's task with its dependsOn edges"),
-        (["query"], "vx show --format json prints every project and its tasks as JSON"),
+        (
+            ["graph"],
+            (
+                "use vx run TASK --graph[=<file>.dot] for the task graph as Graphviz DOT"
+                " (vx show TASK prints each project's task with its dependsOn edges)"
+            ),
+        ),
+        (
+            ["query"],
+            (
+                "use vx run TASK --dry=json for the planned tasks as JSON"
+                " (vx show --format json prints every project and its tasks)"
+            ),
+        ),
         (["ls"], "vx show lists every project"),
         (
             ["reset"],
             (
-                "vx has no reset verb yet: delete the cache directory (~/.vx/<id>/cache by default,"
-                " or the one --cache-dir, cacheDir or VX_CACHE_DIR names)"
+                "use vx cache prune --older-than <age> or --max-size <size> to evict cache"
+                " entries; to wipe the cache, delete the cache store vx info names"
             ),
         ),
         (["daemon", "status"], "vx runs no daemon: drop it"),

@@ -88,8 +88,8 @@ def test_why_and_miss_rows_name_each_cause(workspace, vx):
     )
     doc = vx(["why", "app#build", "--format", "json"], root).assert_ok().json()
     schema("why.json").validate(doc)
-    assert doc["roots"]["chains"][0]["chain"] == ["app#build", "lib#build", "core#build"]
-    assert doc["roots"]["chains"][0]["entries"][0]["name"] == "packages/core/src/index.txt"
+    assert doc["roots"][0]["chain"] == ["app#build", "lib#build", "core#build"]
+    assert doc["roots"][0]["entries"][0]["name"] == "packages/core/src/index.txt"
 
     env_run = vx(["run", "build", "--all"], root, env={"API_URL": "https://x"}).assert_ok()
     assert set(reasons(env_run).values()) == {"env API_URL"}
@@ -173,3 +173,42 @@ def test_why_refuses_by_name(workspace, vx):
     assert typo.err == "vx why: no recorded run of lib#buidl — did you mean lib#build?\n"
     first = vx(["why", "lib#build"], root).assert_ok().out
     assert "verdict    first recorded run of the task: nothing to compare" in first
+
+
+def test_each_miss_row_names_what_vx_why_names(workspace, vx):
+    """Edit, env change, lockfile change, upstream change two levels down: the summary's
+    `miss` of every task is the first component `vx why` lists for it."""
+    root = history_ws(workspace)
+    vx(["run", "build", "--all"], root).assert_ok()
+    steps = [
+        ({"packages/core/src/index.txt": "core edited\n"}, {}),
+        ({}, {"API_URL": "https://x"}),
+        ({"package-lock.json": {"lockfileVersion": 3, "packages": {}}}, {"API_URL": "https://x"}),
+    ]
+    seen = set()
+    for edit, env in steps:
+        write_tree(root, edit)
+        doc = vx(["run", "build", "--all", "--format", "json"], root, env=env).assert_ok().json()
+        for row in doc["tasks"]:
+            why = vx(["why", row["id"], "--format", "json"], root).assert_ok().json()
+            first = why["diff"]["changed"][0]
+            assert (row["miss"]["kind"], row["miss"]["name"]) == (first["kind"], first["name"])
+            assert why["why"]["verdict"].startswith(
+                f"cache key changed: {first['kind']} {first['name']}"
+            )
+            seen.add(row["miss"]["kind"])
+    assert seen == {"file", "upstream", "env", "workspace"}
+
+
+def test_last_folds_hits_past_sixteen_and_json_lists_every_row(workspace, vx):
+    cached = {"exec": "true", "cache": {"inputs": {"files": ["src/**"]}}}
+    root = workspace(tree({f"p{i:02d}": ((), {"build": cached}) for i in range(20)}))
+    vx(["run", "build", "--all"], root).assert_ok()
+    vx(["run", "build", "--all"], root).assert_ok()
+    out = vx(["last"], root).assert_ok().out.splitlines()
+    hit_rows = [line for line in out if line.startswith("  success  fresh")]
+    assert len(hit_rows) == 16
+    assert out[-1] == "  … +4 more cache hits"
+    doc = vx(["last", "--format", "json"], root).assert_ok().json()
+    schema("last.json").validate(doc)
+    assert len(doc["tasks"]) == 20

@@ -370,3 +370,114 @@ def test_show_affected_lists_what_the_run_keeps(
     assert builds == []
     refused = vx(["show", "lib", "--affected=HEAD"], root).assert_code(1)
     assert "--affected narrows a list; lib is one project" in refused.err
+
+
+def test_a_caret_edge_through_a_package_with_no_config_carries_the_package_reason(
+    tmp_path: Path, vx: Callable[..., VxResult]
+) -> None:
+    """app#test runs ^test; mid has no vx config, so the edge passes through it to core#test,
+    and a change in mid reaches app#test as `package`."""
+    test = {"test": {"exec": "echo test", "dependsOn": ["^test"]}}
+    root = make_git_workspace(
+        tmp_path / "ws",
+        files(
+            core={"package.json": package("core"), "vx.config.json": {"tasks": test}},
+            mid={"package.json": package("mid", ("core",)), "src/index.ts": "mid\n"},
+            app={"package.json": package("app", ("mid",)), "vx.config.json": {"tasks": test}},
+        ),
+    )
+    write_tree(root, {"packages/mid/src/index.ts": "mid 2\n"})
+    kept = plan(vx(["run", "test", "--affected=HEAD", "--dry=json"], root).assert_code(0))
+    assert kept == {
+        "app#test": {
+            "kind": "package",
+            "change": "packages/mid/src/index.ts changed (in its project), passed by ^test",
+            "via": [],
+        }
+    }
+    text = vx(["run", "test", "--affected=HEAD", "--dry"], root).assert_code(0).out
+    assert "affected: packages/mid/src/index.ts changed (in its project), passed by ^test" in text
+
+
+def test_filters_beside_affected_add_and_exclude_projects(
+    tmp_path: Path, vx: Callable[..., VxResult]
+) -> None:
+    root = standard(tmp_path)
+    write_tree(root, {"packages/ui/src/index.ts": "export const ui = 2\n"})
+    kept = plan(vx(["run", "build", "--affected=HEAD", "--dry=json"], root).assert_code(0))
+    assert set(kept) == {"ui#build", "app#build"}
+    added = vx(["run", "build", "--affected=HEAD", "--filter", "docs", "--dry=json"], root)
+    kept = plan(added.assert_code(0))
+    assert set(kept) == {"ui#build", "app#build", "docs#build"}
+    assert kept["docs#build"] == {"kind": "selected", "change": "selected by --filter", "via": []}
+    cut = vx(["run", "build", "--affected=HEAD", "--filter", "!app", "--dry=json"], root)
+    assert set(plan(cut.assert_code(0))) == {"ui#build"}
+    both = vx(
+        ["run", "build", "--affected=HEAD", "--filter", "docs", "--filter", "!ui", "--dry=json"],
+        root,
+    )
+    assert set(plan(both.assert_code(0))) == {"app#build", "docs#build"}
+
+
+def test_a_push_names_its_before_commit_as_the_base(
+    tmp_path: Path, vx: Callable[..., VxResult]
+) -> None:
+    root = standard(tmp_path)
+    write_tree(root, {"packages/lib/src/index.ts": "pushed before\n"})
+    commit(root)
+    before = git(root, "rev-parse", "HEAD").strip()
+    write_tree(root, {"packages/docs/src/index.ts": "pushed now\n"})
+    commit(root)
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"before": before}))
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_EVENT_PATH": str(event)}
+    kept = plan(vx(["run", "build", "--affected", "--dry=json"], root, env=env).assert_code(0))
+    assert set(kept) == {"docs#build"}
+
+
+def test_an_untracked_embedded_repository_selects_the_project_holding_it(
+    tmp_path: Path, vx: Callable[..., VxResult]
+) -> None:
+    root = standard(tmp_path)
+    make_git_workspace(root / "packages/docs/vendor/nested", {"README.md": "one\n"})
+    kept = plan(vx(["run", "build", "--affected=HEAD", "--dry=json"], root).assert_code(0))
+    assert set(kept) == {"docs#build"}
+    assert kept["docs#build"]["kind"] == "project"
+
+
+def test_a_symlinked_member_is_selected_by_a_change_where_it_lives(
+    tmp_path: Path, vx: Callable[..., VxResult]
+) -> None:
+    tree = files(lib=member("lib"))
+    for name, body in member("kit").items():
+        tree[f"vendor/kit/{name}"] = body
+    root = make_git_workspace(tmp_path / "ws", tree, commit=False)
+    (root / "packages/kit").symlink_to("../vendor/kit")
+    commit(root, "one")
+    write_tree(root, {"vendor/kit/src/index.ts": "kit 2\n"})
+    kept = plan(vx(["run", "build", "--affected=HEAD", "--dry=json"], root).assert_code(0))
+    assert set(kept) == {"kit#build"}
+
+
+def test_more_refs_refused_and_a_repository_with_no_commit(
+    tmp_path: Path, vx: Callable[..., VxResult]
+) -> None:
+    root = standard(tmp_path)
+    for ref, words in (
+        ("^main", '"^main" is an exclusion — pass the base alone ("main")'),
+        ("main:packages", '"main:packages" names a path inside a commit'),
+        ("main...HEAD", None),  # Turbo's CI spelling reads as the base
+    ):
+        result = vx(["run", "build", f"--affected={ref}", "--dry=json"], root)
+        if words is None:
+            result.assert_code(0)
+        else:
+            assert words in result.assert_code(1).err
+    empty = vx(["run", "build", "--affected=", "--dry=json"], root).assert_code(1)
+    assert "--affected= is empty: write --affected alone, or --affected=<base>" in empty.err
+    blank = vx(["run", "build", "--affected= ", "--dry=json"], root).assert_code(1)
+    assert "the git ref is empty" in blank.err
+    fresh = make_git_workspace(tmp_path / "fresh", files(lib=member("lib")), commit=False)
+    none = vx(["run", "build", "--affected"], fresh).assert_code(1)
+    assert none.err.endswith(" is a git repository with no commit yet — commit once and re-run\n")
+    assert none.err.count("\n") == 1

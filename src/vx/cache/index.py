@@ -435,6 +435,13 @@ class Index:
         except sqlite3.Error:
             return False
 
+    def file_version(self) -> int | None:
+        """The schema version the file says it has; None for none or an unreadable file."""
+        try:
+            return _version(self._conn())
+        except sqlite3.Error:
+            return None
+
     def start(self) -> str | None:
         """`prepare`, remembering which file was opened (see `_set_aside`)."""
         self._identity = _identity(self.path)

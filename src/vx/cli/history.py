@@ -60,8 +60,28 @@ def history_dir(flag: str | None, env: Mapping[str, str], cwd: Path) -> Path:
     return location.directory
 
 
-def open_history(directory: Path) -> Index | None:
-    """The index there, read-only; None when no run wrote one (or another version did)."""
-    from vx.cache.index import read_index
+def open_history(directory: Path, verb: str) -> Index | None:
+    """The index there, read-only; None when no run wrote one (or the file is unreadable).
 
-    return read_index(directory)
+    An index another vx version wrote is refused with `VX_E_CACHE_VERSION` rather than read
+    as an empty history: the runs are there, this version cannot read them, and the next
+    `vx run` here resets the file.
+    """
+    from vx.cache.index import INDEX_NAME, SCHEMA_VERSION, Index, read_index
+
+    found = read_index(directory)
+    if found is not None or not (directory / INDEX_NAME).is_file():
+        return found
+    other = Index(directory / INDEX_NAME, read_only=True)
+    try:
+        version = other.file_version()
+    finally:
+        other.close()
+    if version is None or version == SCHEMA_VERSION:
+        return None
+    raise UserError(
+        ErrorCode.CACHE_VERSION,
+        f"vx {verb}: the history in {directory / INDEX_NAME} was written by another vx version"
+        f" (index schema v{version}; this vx reads v{SCHEMA_VERSION}) — a vx run there starts"
+        " a new history",
+    )

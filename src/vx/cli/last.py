@@ -102,7 +102,7 @@ def execute(settings: LastSettings, streams: Streams) -> int:
     from vx.history import runs
 
     directory = history_dir(settings.cache_dir, settings.env, settings.cwd)
-    index = open_history(directory)
+    index = open_history(directory, "last")
     as_json = settings.format is OutputFormat.JSON
     if settings.list_count is not None:
         found = (

@@ -56,7 +56,6 @@ AFFECTED_FLAG = Flag(
     " else HEAD~1",
     Takes.OPTIONAL,
     metavar="<base>",
-    empty_is_bare=True,
 )
 
 

@@ -217,7 +217,7 @@ def _affected(ws: Workspace, shown: dict[str, Shown], settings: ShowSettings) ->
         roots = [
             TaskId(s.project.name, target) for s in shown.values() if target in s.project.tasks
         ]
-        picked = {t.project for t in keep(build_graph(ws, roots), found)} if roots else set()
+        picked = {t.project for t in keep(build_graph(ws, roots), found, ws)} if roots else set()
     return {name: s for name, s in shown.items() if name in picked}
 
 

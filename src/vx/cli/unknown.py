@@ -165,12 +165,18 @@ def _say(text: str) -> Callable[[Sequence[str]], str]:
 FOREIGN: dict[str, Callable[[Sequence[str]], str]] = {
     "run-many": _run_with("--all"),
     "affected": _affected,
-    "graph": _say("vx show TASK prints each project's task with its dependsOn edges"),
-    "query": _say("vx show --format json prints every project and its tasks as JSON"),
+    "graph": _say(
+        "use vx run TASK --graph[=<file>.dot] for the task graph as Graphviz DOT"
+        " (vx show TASK prints each project's task with its dependsOn edges)"
+    ),
+    "query": _say(
+        "use vx run TASK --dry=json for the planned tasks as JSON"
+        " (vx show --format json prints every project and its tasks)"
+    ),
     "ls": _say("vx show lists every project"),
     "reset": _say(
-        "vx has no reset verb yet: delete the cache directory (~/.vx/<id>/cache by default,"
-        " or the one --cache-dir, cacheDir or VX_CACHE_DIR names)"
+        "use vx cache prune --older-than <age> or --max-size <size> to evict cache entries;"
+        " to wipe the cache, delete the cache store vx info names"
     ),
     "daemon": _say("vx runs no daemon: drop it"),
     "login": _say("vx has no account to log in to, and no remote cache yet"),

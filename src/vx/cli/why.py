@@ -61,7 +61,7 @@ def execute(settings: WhySettings, streams: Streams) -> int:
     from vx.cli.history import history_dir, open_history
     from vx.history.why import explain, resolve_task
 
-    index = open_history(history_dir(settings.cache_dir, settings.env, settings.cwd))
+    index = open_history(history_dir(settings.cache_dir, settings.env, settings.cwd), "why")
     if index is None:
         raise UserError(ErrorCode.NO_HISTORY, "vx why: nothing has run yet — run something first")
     task_id = resolve_task(index, settings.target, _cwd_project(settings.cwd))
@@ -74,16 +74,29 @@ def execute(settings: WhySettings, streams: Streams) -> int:
 
 
 def _cwd_project(cwd: Path) -> str | None:
-    """The name in the nearest package.json at or above cwd: the project `vx run` would pick."""
+    """The name in the nearest manifest at or above cwd (`package.json`, else a
+    `pyproject.toml`'s `[project]`): the project `vx run` would pick. Read as plain files, so
+    `vx why` evaluates no config."""
     for directory in (cwd, *cwd.parents):
-        manifest = directory / "package.json"
-        if manifest.is_file():
-            try:
-                name = json.loads(manifest.read_text("utf-8")).get("name")
-            except (OSError, ValueError, AttributeError):
-                return None
-            return name if isinstance(name, str) else None
+        for manifest in ("package.json", "pyproject.toml"):
+            path = directory / manifest
+            if path.is_file():
+                return _manifest_name(path)
     return None
+
+
+def _manifest_name(path: Path) -> str | None:
+    try:
+        text = path.read_text("utf-8")
+        if path.name == "package.json":
+            name = json.loads(text).get("name")
+        else:
+            import tomllib
+
+            name = tomllib.loads(text).get("project", {}).get("name")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return name if isinstance(name, str) else None
 
 
 def _side_text(side: Side, *, latest: bool) -> str:
@@ -126,10 +139,7 @@ def _text(e: Explanation) -> str:
         )
     lines.append(f"  verdict    {escape_controls(e.verdict)}")
     if e.verdict.startswith("cache key changed") and e.changes is None:
-        lines.append(
-            "  the component diff is unavailable: an entry of one side is gone (pruned, or its"
-            " run failed and saved none)"
-        )
+        lines.append(f"  {_no_diff(e)}")
     if e.changes:
         n = len(e.changes)
         lines += ["", f"  what changed ({n} component{'s' * (n != 1)}, {e.unchanged} unchanged):"]
@@ -151,9 +161,25 @@ def _text(e: Explanation) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _no_diff(e: Explanation) -> str:
+    """Why only the key change is known: a run that saves no entry, or an entry gone."""
+    from vx.events import CacheOutcome
+
+    if e.latest.row.cache is CacheOutcome.NO_CACHE:
+        return (
+            "the component diff is unavailable: this run saved no entry (the task has no cache"
+            " block, or the run used --no-cache), so only the key change is known"
+        )
+    return (
+        "the component diff is unavailable: an entry of one side is gone (pruned, or its run"
+        " failed and saved none)"
+    )
+
+
 def _side_json(side: Side | None) -> dict[str, Any] | None:
     if side is None:
         return None
+    from vx.events import TaskStatus
     from vx.history.runs import iso_ms
 
     row = side.row
@@ -162,7 +188,7 @@ def _side_json(side: Side | None) -> dict[str, Any] | None:
         "startedAt": iso_ms(side.started_ms),
         "status": str(row.status),
         "cache": str(row.cache),
-        "key": row.key,
+        "key": None if row.status is TaskStatus.SKIPPED else row.key,
     }
 
 
@@ -182,15 +208,13 @@ def _document(e: Explanation) -> dict[str, Any]:
             "previous": _side_json(e.previous),
             "comparedWith": _side_json(e.compared),
             "todo": [{"kind": k, "text": t} for k, t in todo_lines(e)],
+            "moreRoots": e.more_roots,
         },
         "diff": None
         if e.changes is None
         else {"changed": [_change_json(c) for c in e.changes], "unchanged": e.unchanged},
-        "roots": {
-            "chains": [
-                {"chain": list(r.chain), "entries": [_change_json(c) for c in r.changes]}
-                for r in e.roots
-            ],
-            "more": e.more_roots,
-        },
+        "roots": [
+            {"chain": list(r.chain), "entries": [_change_json(c) for c in r.changes]}
+            for r in e.roots
+        ],
     }

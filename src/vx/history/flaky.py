@@ -10,26 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from vx.events import TaskStatus
+from vx.cache.outcomes import HISTORY_MS, judge_key
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-HISTORY_MS = 30 * 86_400_000
-"""How far back flakiness is judged: what a cache typically keeps."""
+    from vx.cache.outcomes import KeyRecord
+
+__all__ = ["HISTORY_MS", "FlakyTask", "flaky_tasks", "judge_key"]
 
 Outcome = tuple[str, str, str, str, int]
 """`(project, task, key, status, attempts)`, oldest first: `Index.key_outcomes`' rows."""
-
-
-@dataclass(frozen=True, slots=True)
-class KeyRecord:
-    """The outcomes on record for one key: passes, failures (failed attempts of a retried
-    pass included), and whether they show a flake."""
-
-    passes: int
-    failures: int
-    flaky: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,22 +36,6 @@ class FlakyTask:
     @property
     def task_id(self) -> str:
         return f"{self.project}#{self.task}"
-
-
-def judge_key(outcomes: Iterable[tuple[str, int]]) -> KeyRecord:
-    """`(status, attempts)` of one key, oldest first → its record."""
-    passes = failures = 0
-    passed = flaky = False
-    for status, attempts in outcomes:
-        if status == TaskStatus.SUCCESS:
-            passes += 1
-            failures += max(0, attempts - 1)
-            flaky = flaky or attempts > 1
-            passed = True
-        elif status == TaskStatus.FAILED:
-            failures += 1
-            flaky = flaky or passed
-    return KeyRecord(passes, failures, flaky)
 
 
 def flaky_tasks(rows: Iterable[Outcome]) -> tuple[FlakyTask, ...]:

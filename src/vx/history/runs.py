@@ -120,9 +120,10 @@ def rerun_lines(invocation: InvocationRow, rows: Sequence[RunRow]) -> list[str]:
         words = shlex.split(invocation.command)
     except ValueError:
         words = invocation.command.split()
-    own, forward = (words[: words.index("--")], words[words.index("--") + 1 :])
-    if "--" not in words:
-        own, forward = words, []
+    own, forward = words, []
+    if "--" in words:
+        cut = words.index("--")
+        own, forward = words[:cut], words[cut + 1 :]
     named = {w for w in own[2:] if not w.startswith("-")}
     got = [t for t in failed if forward and (t in named or t.partition("#")[2] in named)]
     rest = [t for t in failed if t not in got]

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from vx.cache.diff import Change
-    from vx.cache.index import Index, RunRow
+    from vx.cache.index import Index, InvocationRow, RunRow
 
 MAX_ROOTS = 5
 _LOOKBACK = 50
@@ -78,6 +78,8 @@ class Explanation(NamedTuple):
 def resolve_task(index: Index, target: str, cwd_project: str | None) -> str:
     """`PKG#TASK` as given, or the one project that ran a bare task name."""
     known = index.task_ids()
+    if not known and not index.invocations(limit=1):
+        raise UserError(ErrorCode.NO_HISTORY, "vx why: nothing has run yet — run something first")
     if not known:
         raise UserError(
             ErrorCode.NO_HISTORY,
@@ -103,7 +105,9 @@ def resolve_task(index: Index, target: str, cwd_project: str | None) -> str:
             f"vx why: {clip(target)} ran in several projects; name one: {listed}",
         )
     names = sorted({t for _, t in known})
-    near = did_you_mean(target, names) or next((n for n in names if target in n), None)
+    near = did_you_mean(target, names)
+    if near is None:
+        near = " or ".join([n for n in names if target.lower() in n.lower()][:3]) or None
     tail = f" — did you mean {near}?" if near else " — vx last --list shows the runs"
     raise UserError(ErrorCode.NO_HISTORY, f"vx why: no recorded run of {clip(target)}{tail}")
 
@@ -116,16 +120,25 @@ def explain(index: Index, task_id: str, run_id: str | None) -> Explanation:
     if run_id is not None:
         at = next((i for i, (r, _) in enumerate(rows) if r.run_id.startswith(run_id)), -1)
         if at < 0:
-            raise UserError(
-                ErrorCode.NO_HISTORY,
-                f"vx why: no run with id {clip(run_id)} ran {task_id} — vx last --list shows the"
-                " runs",
+            runs = index.invocations(limit=2, prefix=run_id)
+            what = (
+                f"run {runs[0].run_id} did not run {task_id}"
+                if len(runs) == 1
+                else f"{len(runs)} runs have an id starting {clip(run_id)}; give more of it"
+                if runs
+                else f"no run has an id starting {clip(run_id)}"
             )
+            raise UserError(ErrorCode.NO_HISTORY, f"vx why: {what} — vx last --list shows the runs")
     latest = Side(*rows[at])
-    older = [Side(*r) for r in rows[at + 1 : at + 1 + _LOOKBACK]]
+    # A skipped row never ran the task: the run before is the one it ran in.
+    older = [
+        Side(*r) for r in rows[at + 1 : at + 1 + _LOOKBACK] if r[0].status is not TaskStatus.SKIPPED
+    ]
     previous = older[0] if older else None
-    if latest.row.key is None:
-        return _plain(task_id, latest, previous, "skipped · no key")
+    if latest.row.key is None or latest.row.status is TaskStatus.SKIPPED:
+        blocked = f" (blocked by {latest.row.blocked_by})" if latest.row.blocked_by else ""
+        verdict = f"skipped{blocked}: the task never ran, so there is no re-run to explain"
+        return _plain(task_id, latest, previous, verdict)
     if previous is None:
         return _plain(task_id, latest, None, "first recorded run of the task: nothing to compare")
     if previous.row.key == latest.row.key:
@@ -141,7 +154,7 @@ def explain(index: Index, task_id: str, run_id: str | None) -> Explanation:
             task_id,
             latest,
             previous,
-            compared,
+            compared if compared is not previous else None,
             "cache key changed: (inputs differ)",
             None,
             0,
@@ -172,25 +185,91 @@ def _plain(task_id: str, latest: Side, previous: Side | None, verdict: str) -> E
 
 
 _SAME = "cache key unchanged: re-executed — "
+_TAINT = "a task run past a failed dependency under --continue is never cached"
 
 
 def _same_key(index: Index, latest: Side, previous: Side) -> str:
-    """Which of an unchanged key's endings this run had, and its cause where the index shows it."""
-    row = latest.row
+    """Which of an unchanged key's three endings this run had, and the cause of a re-execution
+    where the history shows one.
+
+    The history keeps no run's cache policy, only the command typed, so reads turned off are
+    named from that command; a run on a key with an entry that read the cache would have hit.
+    """
+    row, before = latest.row, previous.row
     if row.cache in _HITS and row.status is TaskStatus.SUCCESS:
         return "cache key unchanged: served from cache, nothing re-ran"
     if row.cache is CacheOutcome.NO_CACHE:
-        return _SAME + "the run read no cache (no cache block, or --no-cache)"
-    if previous.row.status is TaskStatus.FAILED:
-        return _SAME + "the previous run on this key failed and saved nothing"
-    if previous.row.blocked_by is not None:
-        return _SAME + "the previous run ran beside a failed task and was not saved"
-    if not index.entry_keys([row.key or ""]):
         return (
-            "cache key unchanged: re-executed — no entry holds the key (its save failed, or a"
-            " prune took it)"
+            "cache key unchanged: this run recorded no cache outcome (the task has no cache"
+            " block, or the run used --no-cache), so there is no re-run to explain"
         )
-    return _SAME + "the run did not read the cache (--force)"
+    if before.status is TaskStatus.FAILED:
+        return _SAME + "the previous run on this key failed and saved nothing"
+    reads_off = _reads_off(index, row.run_id)
+    if reads_off:
+        return _SAME + f"the run did not read the cache ({reads_off})"
+    held = bool(index.entry_keys([row.key or ""]))
+    if before.cache is CacheOutcome.MISS and _beside_failure(index, before):
+        if not held and _beside_failure(index, row):
+            return _SAME + f"neither run saved it: both ran beside a failed task ({_TAINT})"
+        return _SAME + f"the previous run ran beside a failed task and was not saved ({_TAINT})"
+    if before.cache is CacheOutcome.NO_CACHE:
+        return _SAME + "the previous run wrote no cache (no cache block, or --no-cache)"
+    if before.cache is CacheOutcome.MISS:
+        return (
+            _SAME + "the previous run executed, and no entry held the key when this one ran"
+            " (its save failed, or a prune took it)"
+        )
+    if before.cache in _HITS:
+        return _SAME + "no entry for the key was there when it ran (pruned or evicted)"
+    return _SAME + "vx cannot name the cause: the run read the cache and found no entry"
+
+
+def _invocation(index: Index, run_id: str) -> InvocationRow | None:
+    found = index.invocations(limit=1, prefix=run_id)
+    return found[0] if found and found[0].run_id == run_id else None
+
+
+def _reads_off(index: Index, run_id: str) -> str:
+    """`--force`, `--no-cache` or the `--cache` spec the run's command turned local reads off
+    with; empty when its command did not (or is not on record)."""
+    import shlex
+
+    inv = _invocation(index, run_id)
+    if inv is None:
+        return ""
+    try:
+        words = shlex.split(inv.command)
+    except ValueError:
+        return ""
+    words = words[: words.index("--")] if "--" in words else words
+    if "--no-cache" in words:
+        return "--no-cache"
+    if "--force" in words:
+        return "--force"
+    for i, word in enumerate(words):
+        spec = word.removeprefix("--cache=") if word.startswith("--cache=") else None
+        if word == "--cache" and i + 1 < len(words):
+            spec = words[i + 1]
+        if spec is not None and _local_unread(spec):
+            return f"--cache={spec}"
+    return ""
+
+
+def _local_unread(spec: str) -> bool:
+    """Whether a `--cache` spec leaves the local layer without `r`."""
+    for segment in spec.split(","):
+        layer, _, flags = segment.partition(":")
+        if layer.strip() == "local" and "r" not in flags:
+            return True
+    return False
+
+
+def _beside_failure(index: Index, row: RunRow) -> bool:
+    """The row's run executed it while another task of that run failed: under --continue
+    such a run may have been downstream of the failure, and then saved nothing."""
+    inv = _invocation(index, row.run_id)
+    return inv is not None and inv.failed > 0 and row.status is TaskStatus.SUCCESS
 
 
 def _roots(index: Index, task_id: str, changes: Sequence[Change]) -> tuple[list[Root], list[str]]:

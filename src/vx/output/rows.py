@@ -119,7 +119,30 @@ def format_row(finished: TaskFinished, style: Style) -> str:
         row += " " + style.dim(f"• blocked by {finished.blocked_by}")
     if finished.miss is not None and finished.cache is CacheOutcome.MISS:
         row += " " + style.dim(f"· {finished.miss.describe()}")
+    note = flaky_note(finished)
+    if note:
+        row += " " + style.dim(note)
     return row
+
+
+def flaky_note(finished: TaskFinished) -> str:
+    """The dim note of a task the run showed flaky (`flaky - passed 3 times before`, written
+    with a multiplication sign, on a failure; `flaky - failed 1 time before · 2 attempts` on a
+    pass); empty for every other task.
+
+    A failure counts the passes before it; a pass counts the failures before it, this run's
+    failed attempts included.
+    """
+    if finished.flaky is None:
+        return ""
+    passes, failures = finished.flaky
+    if finished.status is TaskStatus.FAILED:
+        note = f"flaky - passed {passes}\u00d7 before"
+    else:
+        note = f"flaky - failed {failures}\u00d7 before"
+    if finished.attempts > 1:
+        note += f" · {finished.attempts} attempts"
+    return note
 
 
 HASH_WORD_WIDTH = len("restored-remote")

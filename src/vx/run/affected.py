@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from vx.ids import TaskId
     from vx.run.prepare import RunOptions
     from vx.workspace.affected import Reach
-    from vx.workspace.model import Workspace
+    from vx.workspace.model import TaskDef, Workspace
 
 _NAMED = AffectedReason("named", "named as pkg#task")
 
@@ -79,7 +79,7 @@ def affected_roots(
         graph = build_graph(ws, every.roots, exclude=exclude)
         kept = {
             t: why
-            for t, why in keep(graph, found).items()
+            for t, why in keep(graph, found, ws).items()
             if allowed is None or t.project in allowed
         }
         for tid, why in kept.items():
@@ -134,16 +134,23 @@ def _unreached(
     return notes
 
 
-def keep(graph: TaskGraph, found: Reach) -> dict[TaskId, AffectedReason]:
+def keep(graph: TaskGraph, found: Reach, ws: Workspace) -> dict[TaskId, AffectedReason]:
     """The requested tasks whose `dependsOn` closure holds a seeded task, with the reason: the
-    nearest seed, breadth first, and the chain to it (`via`, nearest first)."""
+    nearest seed, breadth first, and the chain to it (`via`, nearest first).
+
+    A `^name` edge that passed through a package with no config (so no such task) reaches a
+    change in that package too, as the `package` reason: the graph holds no node for it.
+    """
     kept: dict[TaskId, AffectedReason] = {}
     for root in sorted(graph.requested):
         parent: dict[TaskId, TaskId | None] = {root: None}
         todo = deque([root])
         while todo:
             tid = todo.popleft()
-            why = found.seed(tid, graph.nodes[tid].task)
+            node = graph.nodes[tid]
+            why = found.seed(tid, node.task) or _passed_through(
+                ws, node.project.name, node.task, found
+            )
             if why is not None:
                 chain: list[TaskId] = []
                 at: TaskId | None = tid
@@ -157,3 +164,32 @@ def keep(graph: TaskGraph, found: Reach) -> dict[TaskId, AffectedReason]:
                     parent[dep] = tid
                     todo.append(dep)
     return kept
+
+
+def _passed_through(
+    ws: Workspace, project: str, task: TaskDef, found: Reach
+) -> AffectedReason | None:
+    """The first changed config-less package a `^name` edge of the task passes on through."""
+    if not found.whole:
+        return None
+    from vx.graph.build import BUILD
+
+    by_name = {p.name: p for p in ws.projects}
+    for text in task.depends_on:
+        if not text.startswith("^"):
+            continue
+        name = text[1:]
+        seen = {project}
+        todo = list(ws.package_deps.get(project, ()))
+        while todo:
+            dep = todo.pop(0)
+            at = by_name.get(dep)
+            if dep in seen or at is None:
+                continue
+            seen.add(dep)
+            if name in at.tasks or name == BUILD or at.config is not None:
+                continue
+            if dep in found.whole:
+                return AffectedReason("package", f"{found.whole[dep]}, passed by ^{name}")
+            todo.extend(ws.package_deps.get(dep, ()))
+    return None

@@ -76,6 +76,13 @@ class TaskCache(Protocol):
         Asked only of a task about to execute, so an all-hit run never pays for it.
         """
 
+    def flaky(self, tid: TaskId, status: str, attempts: int) -> tuple[int, int] | None:
+        """`(passes, failures)` on record for the task's key, this run included, when the run
+        that just executed it showed it flaky; None otherwise or when uncached.
+
+        Asked only of an executed task, so a hit or a skip costs nothing.
+        """
+
     def durations(self, ids: Sequence[TaskId]) -> Mapping[TaskId, float]:
         """What each task took (ms) when it last executed and succeeded, where that is known.
 
@@ -109,6 +116,9 @@ class NoCache:
         return None
 
     def miss_reason(self, tid: TaskId) -> MissReason | None:  # noqa: ARG002
+        return None
+
+    def flaky(self, tid: TaskId, status: str, attempts: int) -> tuple[int, int] | None:  # noqa: ARG002
         return None
 
     def durations(self, ids: Sequence[TaskId]) -> Mapping[TaskId, float]:  # noqa: ARG002

@@ -157,6 +157,9 @@ class Executor:
             save_note = cache.save(tid, produced)
         if save_note:
             self.ctx.emit(Notice(f"[vx] {tid}: {save_note}"))
+        # A task run past a failed dependency ran on inputs its key does not vouch for.
+        judged = status in _JUDGED and not ticket.tainted
+        flaky = cache.flaky(tid, status, attempt) if judged else None
         self.ctx.emit(
             TaskFinished(
                 tid,
@@ -172,6 +175,7 @@ class Executor:
                 attempts=attempt,
                 miss=miss,
                 withheld=kept_back,
+                flaky=flaky,
             )
         )
         return Done(_RESULT[status])
@@ -268,6 +272,9 @@ class Executor:
         )
         return Done(_RESULT[status])
 
+
+_JUDGED = frozenset({TaskStatus.SUCCESS, TaskStatus.FAILED})
+"""The outcomes a flaky verdict weighs; an aborted attempt says nothing of the task."""
 
 _RESULT = {
     TaskStatus.SUCCESS: Result.OK,

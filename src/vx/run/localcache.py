@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from typing import TYPE_CHECKING, NamedTuple
 
 from vx.cache.index import IndexOffError, LogChunk
@@ -16,7 +17,7 @@ from vx.run.caching import Hit, RestoreResult
 from vx.workspace.layout import nested_dirs
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from pathlib import Path
 
     from vx.cache.index import Entry, Index
@@ -45,8 +46,10 @@ class LocalCache:
         store: Store,
         index: Index,
         axes: CacheAxes,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.plan = plan
+        self.clock = clock
         self.keys = keys
         self.store = store
         self.index = index
@@ -195,6 +198,27 @@ class LocalCache:
             return MissReason("same key")
         first = changes[0]
         return MissReason(str(first.kind), first.name, first.how)
+
+    def flaky(self, tid: TaskId, status: str, attempts: int) -> tuple[int, int] | None:
+        """Judge the run that just executed the task against its key's outcomes on record.
+
+        One query through `runs_by_task`; a history that cannot be read judges nothing. This
+        run's own row is not written yet, so it is added here.
+        """
+        key = self.keys.keys.get(tid)
+        if key is None or not self.cached(tid) or self.index.off is not None:
+            return None
+        import sqlite3  # already loaded by the index; named here for its error type
+
+        from vx.cache.outcomes import HISTORY_MS, judge_run
+
+        since = int(self.clock() * 1000) - HISTORY_MS
+        try:
+            rows = self.index.key_outcomes(since, (tid.project, tid.task, key))
+        except sqlite3.Error:
+            return None
+        record = judge_run(((s, a) for *_, s, a in rows), status, attempts)
+        return (record.passes, record.failures) if record.flaky else None
 
     def durations(self, ids: Sequence[TaskId]) -> Mapping[TaskId, float]:
         """The history's last successful execution time of each task, from `cache.db`.

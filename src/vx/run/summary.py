@@ -137,6 +137,9 @@ def _task_row(finished: TaskFinished, span: tuple[int, int] | None) -> dict[str,
             "name": finished.miss.name,
             "reason": finished.miss.describe(),
         }
+    if finished.flaky is not None:
+        passes, failures = finished.flaky
+        row["flaky"] = {"passes": passes, "failures": failures, "attempts": finished.attempts}
     if finished.timed_out and finished.status is TaskStatus.FAILED:
         row["timedOut"] = True
     if finished.not_ready is not None and finished.status is TaskStatus.FAILED:

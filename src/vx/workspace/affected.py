@@ -98,7 +98,7 @@ def resolve_base(
     the first of origin/main, origin/master, main, master that is not HEAD itself, else
     HEAD~1; a clone with none of them says why instead of failing on a ref nobody typed.
     """
-    if given.strip():
+    if given:  # a blank value is refused by name, never read as the default
         return check_ref(given, what=f"{_FLAG}={given}")
     if ws.config.affected_base:
         return check_ref(ws.config.affected_base, what=f"affectedBase in {ws.config.path}")

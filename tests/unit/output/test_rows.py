@@ -206,3 +206,32 @@ def test_a_coloured_skip_paints_no_blank_cell():
     assert row.startswith(
         " \x1b[38;2;234;179;8m⊘\x1b[0m         \x1b[38;2;234;179;8mskipped\x1b[0m"
     )
+
+
+def test_the_flaky_rows_of_the_manual():
+    """The manual's two flaky rows: a failure after passes, a pass that took a retry."""
+    failed = done("app#test", TaskStatus.FAILED, duration_ms=4210, exit_code=1, flaky=(3, 1))
+    retried = done("api#e2e", TaskStatus.SUCCESS, duration_ms=12_840, attempts=2, flaky=(1, 1))
+    assert format_row(failed, PLAIN) == (
+        " ◼\ufe0e   4.21s failed  miss     app#test flaky - passed 3\u00d7 before"
+    )
+    assert format_row(retried, PLAIN) == (
+        " ⏺\ufe0e  12.84s success miss     api#e2e flaky - failed 1\u00d7 before · 2 attempts"
+    )
+
+
+def test_a_flaky_note_is_dim_and_follows_the_miss_reason():
+    from vx.events import MissReason
+    from vx.output.style import Style as Painter
+
+    styled = Painter(color=True)
+    row = format_row(
+        done("a#t", TaskStatus.FAILED, exit_code=1, flaky=(1, 1), miss=MissReason("same key")),
+        styled,
+    )
+    assert row.endswith(styled.dim("flaky - passed 1\u00d7 before"))
+    assert "key unchanged" in row.split("flaky")[0]
+
+
+def test_a_task_not_shown_flaky_has_no_note():
+    assert "flaky" not in format_row(done("a#t", TaskStatus.FAILED, exit_code=1), PLAIN)
