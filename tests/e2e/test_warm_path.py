@@ -394,3 +394,26 @@ def test_nothing_affected_replays_with_its_note(workspace, tmp_path: Path) -> No
     assert rows(runs[2]) == rows(runs[1])
     for r in runs:
         assert "nothing affected since HEAD" in r.err, r
+
+
+def test_an_env_prefix_keys_every_variable_it_passes(workspace, tmp_path: Path) -> None:
+    """`inputs.env: ["PUBLIC_*"]`: each matching variable's value is in the key, and one that
+    comes or goes is a change the warm path sees."""
+    build = {
+        "exec": "mkdir -p dist && env | grep ^PUBLIC_ | sort > dist/env.txt",
+        "cache": {"inputs": {"env": ["PUBLIC_*"]}, "outputs": {"files": ["dist/**"]}},
+    }
+    ws = workspace(tree({"a": ((), {"build": build})}))
+    home = tmp_path / "home"
+
+    def run(**env: str) -> VxResult:
+        return vx(ws, home, **env).assert_ok()
+
+    first = [run(PUBLIC_A="1") for _ in range(3)]
+    assert WARM in first[2].err, first[2]
+    run(PUBLIC_A="2")
+    assert (ws / "packages/a/dist/env.txt").read_text() == "PUBLIC_A=2\n"
+    run(PUBLIC_A="2")
+    added = run(PUBLIC_A="2", PUBLIC_B="x")
+    assert WARM not in added.err, added
+    assert (ws / "packages/a/dist/env.txt").read_text() == "PUBLIC_A=2\nPUBLIC_B=x\n"

@@ -32,7 +32,7 @@ from vx.ids import ROOT, TaskId
 from vx.util.globs import compile_globs, fixed_prefix
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from pathlib import Path
 
     from vx.cache.fileids import FileTable
@@ -77,6 +77,20 @@ def config_component(task: TaskDef) -> KeyComponent:
     return KeyComponent(Kind.CONFIG, task.name, digest_json(kept))
 
 
+def env_names(patterns: Iterable[str], env: Mapping[str, str]) -> list[str]:
+    """The variables `inputs.env` keys on: each name as written, and for a pattern ending in
+    `*` every variable set now whose name starts with the rest, in sorted order. The task
+    receives the same set, so a value it sees is a value its key holds."""
+    names: list[str] = []
+    for pattern in dict.fromkeys(patterns):
+        if pattern.endswith("*"):
+            prefix = pattern[:-1]
+            names.extend(sorted(name for name in env if name.startswith(prefix)))
+        else:
+            names.append(pattern)
+    return list(dict.fromkeys(names))
+
+
 def task_components(
     ws: Workspace,
     project: Project,
@@ -114,7 +128,7 @@ def task_components(
         out.extend(_file_components(ws, project, base, cache, files, nested))
         out.extend(
             KeyComponent(Kind.ENV, name, env_digest(env.get(name)))
-            for name in dict.fromkeys(cache.inputs.env)
+            for name in env_names(cache.inputs.env, env)
         )
         out.extend(
             _probes(task_id, Kind.RUNTIME, cache.inputs.runtime, ws.root / project.rel_dir, runtime)

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from vx.run.outcome import RunOutcome
     from vx.run.prepare import PreparedRun, RunOptions
 
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2
 """Bumping it orphans every snapshot (a full run writes a new one)."""
 
 # Variables vx reads itself, outside any key: a change gives another shape.
@@ -170,6 +170,11 @@ def _holds(snap: dict[str, object], env: Mapping[str, str]) -> bool:
     for path, recorded in zip(paths, fingerprints, strict=True):
         if _fingerprint(path) != recorded:
             return False
+    patterns = snap["env_prefixes"]
+    assert isinstance(patterns, list)  # noqa: S101
+    for prefix, names in patterns:
+        if sorted(name for name in env if name.startswith(prefix)) != names:
+            return False  # a variable an `inputs.env` pattern matches came or went
     envs = snap["env"]
     assert isinstance(envs, list)  # noqa: S101
     if envs:
@@ -536,6 +541,7 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
     real = plan.real()
     paths: dict[str, None] = {}
     envs: dict[str, str] = {}
+    prefixes: dict[str, None] = {}
     finished: list[tuple[object, ...]] = []
     entries: list[tuple[str, int, str]] = []
     for node in real:
@@ -550,6 +556,9 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
             or entry.key != f.key
         ):
             return None
+        spec = node.task.cache_spec
+        if spec is not None:
+            prefixes.update((p[:-1], None) for p in spec.inputs.env if p.endswith("*"))
         for comp in prepared.keys.components[node.id]:
             if comp.kind in (Kind.FILE, Kind.PACKAGE, Kind.WORKSPACE):
                 paths[os.path.join(root, comp.name)] = None
@@ -599,6 +608,9 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
         "paths": ordered,
         "fingerprints": fingerprints,
         "env": sorted(envs.items()),
+        "env_prefixes": [
+            (p, sorted(name for name in prepared.env if name.startswith(p))) for p in prefixes
+        ],
         "refs": refs,
         "refs_out": refs_out,
         "notes": list(plan.notes),
