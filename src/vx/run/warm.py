@@ -500,7 +500,7 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
         ):
             return None
         for comp in prepared.keys.components[node.id]:
-            if comp.kind in (Kind.FILE, Kind.PACKAGE, Kind.WORKSPACE):
+            if comp.kind in (Kind.FILE, Kind.PACKAGE, Kind.WORKSPACE, Kind.LOCKFILE):
                 paths[os.path.join(root, comp.name)] = None
             elif comp.kind is Kind.ENV:
                 envs[comp.name] = comp.digest

@@ -23,6 +23,8 @@ from vx.ids import TaskId
 from vx.util.globs import compile_globs
 from vx.workspace.changes import BaseRef, Changes, changes_since, check_ref
 from vx.workspace.discover import member_manifest
+from vx.workspace.lockfiles.moved import moved_projects
+from vx.workspace.lockfiles.read import LOCKFILES
 from vx.workspace.manifests import PACKAGE_JSON, PYPROJECT, read_package_json, read_pyproject
 from vx.workspace.model import Project
 from vx.workspace.packages import package_edges
@@ -49,6 +51,8 @@ MANAGER_FILES = frozenset(
         "bunfig.toml",
     }
 )
+# The lockfiles keyed per project: a change selects the projects whose closure moved.
+KEYED_LOCKFILES = frozenset(LOCKFILES) - {"bun.lockb"}
 _DEFAULT_BASES = ("origin/main", "origin/master", "main", "master")
 _FLAG = "--affected"
 
@@ -127,7 +131,7 @@ def reach(ws: Workspace, base: BaseRef, *, env: Mapping[str, str]) -> Reach:
     changes = changes_since(ws.root, base, env=env)
     at_head = changes.base == git.resolve_commit(ws.root, "HEAD", env=env)
     seeder = _Seeder(ws)
-    seeder.paths(changes)
+    seeder.paths(changes, env)
     seeder.edges(changes, env)
     return Reach(
         base.ref,
@@ -177,7 +181,7 @@ class _Seeder:
             return self.root_project, path
         return None
 
-    def paths(self, changes: Changes) -> None:
+    def paths(self, changes: Changes, env: Mapping[str, str]) -> None:
         ws_config = self.ws.config.path
         importers: dict[str, list[str]] = {}
         for project in self.ws.projects:
@@ -186,6 +190,9 @@ class _Seeder:
         for path in sorted(changes.paths):
             if path in changes.repos:
                 self.repository(path)
+                continue
+            if path in KEYED_LOCKFILES:
+                self.lockfile(path, changes.base, env)
                 continue
             if path in MANAGER_FILES:
                 self.everything(f"{path} changed (a lockfile or package-manager file)")
@@ -199,6 +206,21 @@ class _Seeder:
             found = self.owner(path)
             if found is not None:
                 self.file(found[0], found[1], path)
+
+    def lockfile(self, path: str, base: str, env: Mapping[str, str]) -> None:
+        """A lockfile keyed per project: the projects whose closure moved between the base and
+        the working tree; everything when either side cannot be read, saying why."""
+        try:
+            now: bytes | None = (self.ws.root / path).read_bytes()
+        except OSError:
+            now = None
+        old = git.show_file(self.ws.root, base, path, env=env)
+        found = moved_projects(self.ws, path, old, now, base=base[:12])
+        if isinstance(found, str):
+            self.everything(found)
+            return
+        for name, why in found.items():
+            self.mark(name, why)
 
     def repository(self, path: str) -> None:
         """A submodule or embedded repository: every project in it, and the one holding it."""

@@ -1,0 +1,127 @@
+"""What every lockfile reader returns, and the per-project closure walked over it.
+
+A reader turns one lockfile into a `LockGraph`: the importers (workspace members, by their
+root-relative directory) with their direct dependencies, the locked packages with theirs, and
+the install-wide sections (overrides, patches, settings) as text. A dependency points at a
+package id, or at another importer through `link_to`, so a member's closure runs through the
+workspace packages it links to, as the install does.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+_LINK = "\0link:"
+
+
+class LockfileError(Exception):
+    """A lockfile vx cannot read per project: an unknown version, damage, an unknown layout."""
+
+
+def link_to(rel_dir: str) -> str:
+    """The dependency id that stands for the workspace member at `rel_dir`."""
+    return _LINK + rel_dir
+
+
+def linked_dir(dep_id: str) -> str | None:
+    """The member directory a dependency id links to, None for a locked package."""
+    return dep_id[len(_LINK) :] if dep_id.startswith(_LINK) else None
+
+
+class Dep(NamedTuple):
+    """One direct dependency of an importer: the id it resolved to, and whether only dev."""
+
+    target: str
+    dev: bool
+
+
+class Node(NamedTuple):
+    """One locked package: what identifies what the install puts on disk, and its deps' ids."""
+
+    name: str
+    version: str
+    integrity: str
+    deps: tuple[str, ...]
+
+
+class LockGraph(NamedTuple):
+    """A lockfile read: importers by directory, packages by id, install-wide text by name."""
+
+    importers: Mapping[str, Mapping[str, Dep]]
+    nodes: Mapping[str, Node]
+    install: Mapping[str, str]
+
+
+class Locked(NamedTuple):
+    """One external package of a closure; `via` the project's direct dependency that reaches it."""
+
+    name: str
+    version: str
+    integrity: str
+    via: str
+
+
+def closure(graph: LockGraph, rel_dir: str) -> tuple[Locked, ...] | None:
+    """Every package the member at `rel_dir` installs, through the members it links to; None
+    when the lockfile has no importer for it (a new member not installed yet)."""
+    own = graph.importers.get(rel_dir)
+    if own is None:
+        return None
+    found: dict[tuple[str, str, str], str] = {}
+    seen: set[str] = set()
+    members = {rel_dir}
+    todo: deque[tuple[str, str]] = deque()
+    for name in sorted(own):
+        todo.append((own[name].target, name))
+    while todo:
+        dep, via = todo.popleft()
+        member = linked_dir(dep)
+        if member is not None:
+            if member in members:
+                continue
+            members.add(member)
+            deps = graph.importers.get(member, {})
+            todo.extend((deps[n].target, via) for n in sorted(deps) if not deps[n].dev)
+            continue
+        if dep in seen:
+            continue
+        seen.add(dep)
+        node = graph.nodes.get(dep)
+        if node is None:
+            continue
+        found.setdefault((node.name, node.version, node.integrity), via)
+        todo.extend((child, via) for child in node.deps)
+    return tuple(Locked(n, v, i, via) for (n, v, i), via in sorted(found.items()))
+
+
+def reachable(graph: LockGraph, rel_dirs: set[str], *, production: bool) -> set[str]:
+    """The package ids the members `rel_dirs` install (dev dependencies unless `production`)."""
+    seen: set[str] = set()
+    todo = [
+        d.target
+        for r in rel_dirs
+        for d in graph.importers.get(r, {}).values()
+        if not (production and d.dev)
+    ]
+    while todo:
+        dep = todo.pop()
+        if dep in seen or linked_dir(dep) is not None:
+            continue
+        seen.add(dep)
+        node = graph.nodes.get(dep)
+        if node is not None:
+            todo.extend(node.deps)
+    return seen
+
+
+def member_edges(graph: LockGraph) -> dict[str, tuple[str, ...]]:
+    """Each importer's directory → the member directories its dependencies link to."""
+    out: dict[str, tuple[str, ...]] = {}
+    for rel_dir, deps in graph.importers.items():
+        linked = {linked_dir(d.target) for d in deps.values()}
+        out[rel_dir] = tuple(sorted(d for d in linked if d is not None and d != rel_dir))
+    return out
