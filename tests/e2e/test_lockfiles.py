@@ -12,7 +12,6 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
 from tests.conftest import git, make_git_workspace, run_vx
 from tests.e2e.pm_tools import get_manager, run_pm
 
