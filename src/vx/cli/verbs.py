@@ -87,6 +87,12 @@ VERBS: tuple[Verb, ...] = (
         "explain why a task re-ran: its key's components against its previous run's",
     ),
     Verb(
+        "prune",
+        "vx.cli.prune",
+        ("vx prune <project...> [--out-dir <dir>] [--docker] [--production]",),
+        "copy some projects and what they depend on, with pruned lockfiles, for a Docker build",
+    ),
+    Verb(
         "help",
         "vx.cli.help",
         ("vx help [VERB]",),

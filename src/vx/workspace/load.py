@@ -21,6 +21,7 @@ from vx.workspace.model import Manager, Project, Workspace
 from vx.workspace.packages import package_edges
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from vx.workspace.manifests import Manifest
@@ -113,14 +114,35 @@ def load_workspace(cwd: Path) -> Workspace:
                 _project(manifest.name, directory, rel_dir, root, manifest, is_root=False)
             )
     projects.sort(key=lambda p: p.name)
+    edges = package_edges(projects, found.manager)
+    if found.manager is Manager.UV:
+        edges = _with_locked_edges(root, projects, edges)
     return Workspace(
         root=root,
         manager=found.manager,
         projects=tuple(projects),
         config=load_workspace_config(root),
-        package_deps=package_edges(projects, found.manager),
+        package_deps=edges,
         notes=tuple(notes),
     )
+
+
+def _with_locked_edges(
+    root: Path, projects: list[Project], edges: Mapping[str, tuple[str, ...]]
+) -> Mapping[str, tuple[str, ...]]:
+    """`edges` plus the member edges uv.lock records (a member whose dependencies are dynamic
+    declares none in its pyproject.toml, but its lock entry names them)."""
+    try:
+        text = (root / "uv.lock").read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return edges
+    from vx.workspace.lockfiles.uv import locked_edges
+
+    locked = locked_edges(text, {p.name: p.rel_dir for p in projects})
+    if not locked:
+        return edges
+    merged = {name: tuple(sorted({*deps, *locked.get(name, ())})) for name, deps in edges.items()}
+    return MappingProxyType(merged)
 
 
 def _holds(directory: str, path: str) -> bool:

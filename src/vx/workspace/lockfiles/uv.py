@@ -10,9 +10,19 @@ from __future__ import annotations
 import json
 import posixpath
 import tomllib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vx.workspace.lockfiles.model import Dep, LockfileError, LockGraph, Node, link_to
+from vx.workspace.lockfiles.model import (
+    Dep,
+    LockfileError,
+    LockGraph,
+    Node,
+    link_to,
+    member_edges,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 NAME = "uv.lock"
 _MEMBER_SOURCES = ("editable", "virtual")
@@ -111,3 +121,24 @@ def _integrity(pkg: dict[str, Any]) -> str:
     if isinstance(wheels, list):
         return ",".join(str(w.get("hash", "")) for w in wheels if isinstance(w, dict))
     return json.dumps(pkg.get("source"), sort_keys=True)
+
+
+def locked_edges(text: str, dirs: Mapping[str, str]) -> dict[str, set[str]]:
+    """Member name → the member names its locked dependencies link, for the members `dirs`
+    (name → root-relative directory) names; {} when the lockfile cannot be read.
+
+    A member with dynamic dependencies (a build hook fills them in) shows its workspace edges
+    only here, since its pyproject.toml names none.
+    """
+    try:
+        graph = read(text)
+    except LockfileError:
+        return {}
+    by_dir = {d: n for n, d in dirs.items()}
+    out: dict[str, set[str]] = {}
+    for rel_dir, linked in member_edges(graph).items():
+        owner = by_dir.get(rel_dir)
+        if owner is None:
+            continue
+        out[owner] = {by_dir[d] for d in linked if d in by_dir and by_dir[d] != owner}
+    return out
