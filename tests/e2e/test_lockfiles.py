@@ -9,6 +9,8 @@ No task depends on another, so a re-key can only come from the lockfile (and ui'
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -106,6 +108,10 @@ def test_a_bump_re_keys_only_the_package_and_its_dependents(
     assert "keys on the whole" not in first.err, first
     again = vx("run", "build", "--all", "--format", "json").assert_ok()
     assert set(_statuses(again.out).values()) == {"cache-hit"}, again
+    timed = {"VX_TIMING": "1"}
+    run_vx(["run", "build", "--all"], root, home=home, env=timed).assert_ok()
+    warm = run_vx(["run", "build", "--all"], root, home=home, env=timed).assert_ok()
+    assert "warm replay" in warm.err, warm
 
     ui = root / "packages/ui/package.json"
     ui.write_text(
@@ -127,6 +133,9 @@ def test_a_bump_re_keys_only_the_package_and_its_dependents(
     why = vx("why", "app#build").assert_ok()
     assert f"changed lockfile  {lockfile}" in why.out, why
     assert "lockfile: ms 2.1.2 → 2.1.3 (via @acme/ui)" in why.out, why.out
+    # the warm snapshot taken before the bump must not answer for the new lockfile
+    replay = run_vx(["run", "build", "--all"], root, home=home, env=timed).assert_ok()
+    assert "warm replay" not in replay.err, replay
 
 
 def test_an_unreadable_lockfile_keys_every_task_on_the_whole_file(workspace: Any, vx: Any) -> None:
@@ -145,3 +154,83 @@ def test_an_unreadable_lockfile_keys_every_task_on_the_whole_file(workspace: Any
     (root / "package-lock.json").write_text('{"lockfileVersion": 1, "requires": true}\n')
     moved = vx(["run", "build", "--all", "--format", "json"], root).assert_ok()
     assert _statuses(moved.out) == {"a#build": "success"}, moved
+
+
+def _uv_tree(six: str) -> dict[str, Any]:
+    backend = (
+        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
+    )
+    build = {
+        "tasks": {
+            "build": {
+                "dependsOn": ["^build"],
+                "exec": "mkdir -p dist && echo built > dist/out.txt",
+                "cache": {"inputs": {"files": ["src/**"]}, "outputs": {"files": ["dist/**"]}},
+            }
+        }
+    }
+    files: dict[str, Any] = {
+        "pyproject.toml": (
+            '[project]\nname = "root"\nversion = "0.1.0"\nrequires-python = ">=3.9"\n'
+            '\n[tool.uv.workspace]\nmembers = ["packages/*"]\n'
+        ),
+        ".gitignore": "dist/\n.venv/\n*.egg-info/\n",
+        "packages/a/pyproject.toml": (
+            f'[project]\nname = "a"\nversion = "0.1.0"\ndependencies = ["six=={six}"]\n\n{backend}'
+        ),
+        # b's dependencies are dynamic: only uv.lock says that b needs a
+        "packages/b/pyproject.toml": (
+            '[project]\nname = "b"\nversion = "0.1.0"\ndynamic = ["dependencies"]\n\n'
+            '[tool.setuptools.dynamic]\ndependencies = {file = ["requirements.txt"]}\n\n'
+            "[tool.uv.sources]\na = { workspace = true }\n\n"
+            f"{backend}"
+        ),
+        "packages/b/requirements.txt": "a\n",
+        "packages/c/pyproject.toml": (
+            '[project]\nname = "c"\nversion = "0.1.0"\ndependencies = ["iniconfig==2.0.0"]\n\n'
+            f"{backend}"
+        ),
+    }
+    for member in ("a", "b", "c"):
+        files[f"packages/{member}/vx.config.json"] = build
+        files[f"packages/{member}/src/{member}/__init__.py"] = ""
+    return files
+
+
+def test_uv_lock_edges_and_closures(tmp_path: Path) -> None:
+    uv = shutil.which("uv")
+    if uv is None:
+        pytest.skip("uv is not installed (pip install uv): the uv.lock test needs it")
+    root = make_git_workspace(tmp_path / "ws", _uv_tree("1.16.0"), commit=False)
+
+    def lock() -> None:
+        proc = subprocess.run(
+            [uv, "lock", "--quiet"], cwd=root, capture_output=True, text=True, check=False
+        )
+        if proc.returncode != 0:
+            pytest.skip(f"uv lock failed (no PyPI?): {proc.stderr.strip()[-300:]}")
+
+    lock()
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "init")
+    home = tmp_path / "home"
+    home.mkdir()
+
+    def statuses() -> dict[str, str]:
+        done = run_vx(["run", "build", "--all", "--format", "json"], root, home=home).assert_ok()
+        return _statuses(done.out)
+
+    assert set(statuses().values()) == {"success"}
+    (root / "packages/a/src/a/__init__.py").write_text("X = 1\n")
+    assert statuses() == {"a#build": "success", "b#build": "success", "c#build": "cache-hit"}
+    git(root, "commit", "-q", "-am", "edit a")
+
+    write_tree_text = _uv_tree("1.17.0")["packages/a/pyproject.toml"]
+    (root / "packages/a/pyproject.toml").write_text(write_tree_text)
+    lock()
+    affected = run_vx(["run", "build", "--affected=main", "--dry=json"], root, home=home)
+    picked = {t["id"] for t in json.loads(affected.assert_ok().out)["tasks"]}
+    assert picked == {"a#build", "b#build"}, affected
+    assert statuses() == {"a#build": "success", "b#build": "success", "c#build": "cache-hit"}
+    why = run_vx(["why", "b#build"], root, home=home).assert_ok()
+    assert "lockfile: six 1.16.0 → 1.17.0 (via a)" in why.out, why.out
