@@ -9,7 +9,6 @@ workspace packages it links to, as the install does.
 
 from __future__ import annotations
 
-from collections import deque
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -67,34 +66,40 @@ class Locked(NamedTuple):
 
 def closure(graph: LockGraph, rel_dir: str) -> tuple[Locked, ...] | None:
     """Every package the member at `rel_dir` installs, through the members it links to; None
-    when the lockfile has no importer for it (a new member not installed yet)."""
+    when the lockfile has no importer for it (a new member not installed yet).
+
+    Breadth first from the direct dependencies in name order, so a package's `via` is the
+    direct dependency nearest to it (the first by name among equals).
+    """
     own = graph.importers.get(rel_dir)
     if own is None:
         return None
-    found: dict[tuple[str, str, str], str] = {}
-    seen: set[str] = set()
+    nodes = graph.nodes
+    via_of: dict[str, str] = {}
     members = {rel_dir}
-    todo: deque[tuple[str, str]] = deque()
-    for name in sorted(own):
-        todo.append((own[name].target, name))
-    while todo:
-        dep, via = todo.popleft()
-        member = linked_dir(dep)
-        if member is not None:
-            if member in members:
+    layer = [(own[name].target, name) for name in sorted(own)]
+    while layer:
+        following: list[tuple[str, str]] = []
+        for dep, via in layer:
+            if dep.startswith(_LINK):
+                member = dep[len(_LINK) :]
+                if member not in members:
+                    members.add(member)
+                    deps = graph.importers.get(member, {})
+                    following.extend((deps[n].target, via) for n in sorted(deps) if not deps[n].dev)
                 continue
-            members.add(member)
-            deps = graph.importers.get(member, {})
-            todo.extend((deps[n].target, via) for n in sorted(deps) if not deps[n].dev)
-            continue
-        if dep in seen:
-            continue
-        seen.add(dep)
-        node = graph.nodes.get(dep)
-        if node is None:
-            continue
+            if dep in via_of:
+                continue
+            node = nodes.get(dep)
+            if node is None:
+                continue
+            via_of[dep] = via
+            following.extend((child, via) for child in node.deps if child not in via_of)
+        layer = following
+    found: dict[tuple[str, str, str], str] = {}
+    for dep, via in via_of.items():
+        node = nodes[dep]
         found.setdefault((node.name, node.version, node.integrity), via)
-        todo.extend((child, via) for child in node.deps)
     return tuple(Locked(n, v, i, via) for (n, v, i), via in sorted(found.items()))
 
 
