@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from tests.conftest import git, make_git_workspace, run_vx
 from tests.e2e.pm_tools import get_manager, run_pm
+from tests.e2e.test_history import schema
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -121,8 +122,10 @@ def test_a_bump_re_keys_only_the_package_and_its_dependents(
     assert git(root, "status", "--porcelain", "--", lockfile).strip(), "the lockfile did not move"
 
     affected = vx("run", "build", "--affected=main", "--dry=json").assert_ok()
-    picked = {t["id"] for t in json.loads(affected.out)["tasks"]}
-    assert picked == {"@acme/ui#build", "app#build"}, affected
+    tasks = {t["id"]: t for t in json.loads(affected.out)["tasks"]}
+    assert set(tasks) == {"@acme/ui#build", "app#build"}, affected
+    change = tasks["app#build"]["affected"]["change"]
+    assert change == f"{lockfile} changed (ms 2.1.2 → 2.1.3 (via @acme/ui))", change
 
     bumped = vx("run", "build", "--all", "--format", "json").assert_ok()
     assert _statuses(bumped.out) == {
@@ -133,6 +136,9 @@ def test_a_bump_re_keys_only_the_package_and_its_dependents(
     why = vx("why", "app#build").assert_ok()
     assert f"changed lockfile  {lockfile}" in why.out, why
     assert "lockfile: ms 2.1.2 → 2.1.3 (via @acme/ui)" in why.out, why.out
+    doc = vx("why", "app#build", "--format", "json").assert_ok().json()
+    schema("why.json").validate(doc)
+    assert doc["diff"]["changed"][0]["detail"] == ["ms 2.1.2 → 2.1.3 (via @acme/ui)"], doc
     # the warm snapshot taken before the bump must not answer for the new lockfile
     replay = run_vx(["run", "build", "--all"], root, home=home, env=timed).assert_ok()
     assert "warm replay" not in replay.err, replay

@@ -9,12 +9,13 @@ A requested task is kept when its `dependsOn` closure holds a seeded task.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vx import git
 from vx.errors import ErrorCode, UserError
@@ -24,7 +25,7 @@ from vx.util.globs import compile_globs
 from vx.workspace.changes import BaseRef, Changes, changes_since, check_ref
 from vx.workspace.discover import member_manifest
 from vx.workspace.lockfiles.moved import moved_projects
-from vx.workspace.lockfiles.read import LOCKFILES
+from vx.workspace.lockfiles.read import LOCKFILES, NEEDS_MANIFESTS
 from vx.workspace.manifests import PACKAGE_JSON, PYPROJECT, read_package_json, read_pyproject
 from vx.workspace.model import Project
 from vx.workspace.packages import package_edges
@@ -215,7 +216,10 @@ class _Seeder:
         except OSError:
             now = None
         old = git.show_file(self.ws.root, base, path, env=env)
-        found = moved_projects(self.ws, path, old, now, base=base[:12])
+        manifests = None
+        if path in NEEDS_MANIFESTS:
+            manifests = _base_documents(self.ws, base, env)
+        found = moved_projects(self.ws, path, old, now, base=base[:12], old_manifests=manifests)
         if isinstance(found, str):
             self.everything(found)
             return
@@ -334,6 +338,23 @@ class _Seeder:
                 if any(text.partition("#")[0] == name for text in task.depends_on):
                     self.mark(project.name, f"{path} changed ({name} is gone)")
                     break
+
+
+def _base_documents(
+    ws: Workspace, commit: str, env: Mapping[str, str]
+) -> dict[str, dict[str, Any]]:
+    """Each project's package.json document as `commit` held it, by directory."""
+    out: dict[str, dict[str, Any]] = {}
+    for project in ws.projects:
+        path = PACKAGE_JSON if project.rel_dir == "." else f"{project.rel_dir}/{PACKAGE_JSON}"
+        data = git.show_file(ws.root, commit, path, env=env)
+        try:
+            doc = json.loads(data or b"")
+        except ValueError:
+            continue
+        if isinstance(doc, dict):
+            out[project.rel_dir] = doc
+    return out
 
 
 def _base_manifests(

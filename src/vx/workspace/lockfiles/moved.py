@@ -6,13 +6,13 @@ ref and in the working tree) both describe a change with `describe`, so they say
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vx.workspace.lockfiles.model import LockfileError
 from vx.workspace.lockfiles.read import member_manifests, project_closures, read_lockfile
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from vx.workspace.lockfiles.model import Locked
     from vx.workspace.model import Workspace
@@ -46,17 +46,30 @@ def _by_name(packages: Sequence[Locked]) -> dict[str, dict[str, tuple[str, str]]
 
 
 def moved_projects(
-    ws: Workspace, name: str, old: bytes | None, new: bytes | None, *, base: str
+    ws: Workspace,
+    name: str,
+    old: bytes | None,
+    new: bytes | None,
+    *,
+    base: str,
+    old_manifests: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, str] | str:
     """Project → why its closure moved; or, when either side cannot be read or the install-wide
-    sections moved, the one reason every project is affected."""
+    sections moved, the one reason every project is affected.
+
+    `old_manifests` are the members' package.json documents at the base, for a lockfile whose
+    importers live in the manifests (Yarn classic); the work tree's stand in without them.
+    """
     manifests = member_manifests(ws)
     sides = []
-    for data, where in ((old, f"at {base}"), (new, "in the working tree")):
+    for data, where, members in (
+        (old, f"at {base}", manifests if old_manifests is None else old_manifests),
+        (new, "in the working tree", manifests),
+    ):
         if data is None:
             return f"{name} changed and is not there {where}: every project"
         try:
-            sides.append(read_lockfile(name, data, manifests))
+            sides.append(read_lockfile(name, data, members))
         except LockfileError as exc:
             return f"{name} changed and vx cannot read it {where} ({exc}): every project"
     then, now = sides
