@@ -50,8 +50,11 @@ class LockfileKeys(NamedTuple):
     notes: tuple[str, ...]
 
 
-def lockfile_keys(ws: Workspace, files: FileTable, *, store: Path | None) -> LockfileKeys:
-    """The per-project components of every readable root lockfile; `store` None writes nothing."""
+def lockfile_keys(
+    ws: Workspace, files: FileTable, *, store: Path | None, write: bool = True
+) -> LockfileKeys:
+    """The per-project components of every readable root lockfile, read back from `store` where
+    an earlier run kept them; `write=False` (a plan) keeps nothing new there."""
     covered: set[str] = set()
     per_project: dict[str, list[KeyComponent]] = {p.name: [] for p in ws.projects}
     notes: list[str] = []
@@ -59,7 +62,7 @@ def lockfile_keys(ws: Workspace, files: FileTable, *, store: Path | None) -> Loc
         content = files.id_of(name)
         if content is None:
             continue
-        digests = _digests(ws, files, name, content, store)
+        digests = _digests(ws, files, name, content, store, write=write)
         if isinstance(digests, str):
             notes.append(
                 f"{digests} — every task keys on the whole {name}, so any change to it re-runs"
@@ -76,7 +79,13 @@ def lockfile_keys(ws: Workspace, files: FileTable, *, store: Path | None) -> Loc
 
 
 def _digests(
-    ws: Workspace, files: FileTable, name: str, content: str, store: Path | None
+    ws: Workspace,
+    files: FileTable,
+    name: str,
+    content: str,
+    store: Path | None,
+    *,
+    write: bool,
 ) -> dict[str, str] | str:
     """Project name → closure digest, or the reason the lockfile cannot be read."""
     layout = [
@@ -108,9 +117,9 @@ def _digests(
                 continue
             digest = closure_digest(install, found_closure)
             answer[project] = digest
-            if store is not None:
+            if store is not None and write:
                 _keep_details(store, name, digest, install, found_closure)
-    if cached is not None:
+    if cached is not None and write:
         with contextlib.suppress(OSError):
             cached.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(cached, marshal.dumps(answer))

@@ -48,15 +48,16 @@ def derive_keys(
     env: Mapping[str, str],
     runtime: RuntimeProbe,
     store: Path | None = None,
+    write: bool = True,
 ) -> KeySet:
     """Key every task of the plan, dependencies first.
 
     `store` is where the per-project lockfile digests are kept between runs (None: computed
-    and kept nowhere, as a plan that writes nothing needs).
+    each time); `write=False` reads them there but keeps nothing new (a plan writes nothing).
     """
     ws = plan.workspace
     graph = plan.graph
-    locks = lockfile_keys(ws, files, store=store)
+    locks = lockfile_keys(ws, files, store=store, write=write)
     fingerprint = tuple(c for c in workspace_fingerprint(files) if c.name not in locks.covered)
     nested = nested_dirs(ws)
     bases: dict[str, str] = {}

@@ -224,7 +224,8 @@ def _keys(
         files=FileTable(snap, exclude=inside),
         env=env,
         runtime=RuntimeProbe(env=env),
-        store=location.store if write else None,
+        store=location.store,
+        write=write,
     )
 
 
