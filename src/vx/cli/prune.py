@@ -30,8 +30,8 @@ COMMAND = Command(
             (
                 ("", "the named projects and the workspace packages they depend on, with their"),
                 ("", "files; the root manifests with the workspace list cut to them; the vx"),
-                ("", "configs; package-lock.json or pnpm-lock.yaml pruned to what they install,"),
-                ("", "so npm ci / pnpm install --frozen-lockfile accept it"),
+                ("", "configs; the lockfile (npm, pnpm, Yarn, bun) pruned to what they install,"),
+                ("", "so npm ci / pnpm install --frozen-lockfile / yarn --immutable accept it"),
                 ("", "an earlier prune's output is replaced; any other existing directory is"),
                 ("", "refused"),
             ),

@@ -90,8 +90,8 @@ def prune(
     if refused:
         raise UserError(
             ErrorCode.USAGE,
-            f"vx prune: cannot prune {', '.join(refused)} yet — vx prunes package-lock.json and"
-            " pnpm-lock.yaml",
+            f"vx prune: cannot prune {', '.join(refused)} — vx prunes package-lock.json,"
+            " pnpm-lock.yaml, yarn.lock and bun.lock",
         )
     _check_out_dir(ws, out_dir)
     projects = [p for p in ws.projects if p.name in kept and not p.is_root]
@@ -208,18 +208,27 @@ def _render(
     pnpm_list = ws.root / PNPM_WORKSPACE
     if pnpm_list.is_file():
         out[PNPM_WORKSPACE] = _pnpm_workspace(pnpm_list.read_text("utf-8"), dirs).encode()
-    by_dir = {p.rel_dir: p for p in projects}
-    for rel_dir, names in strike.items():
-        doc = dict(manifests.get(by_dir[rel_dir].name, {}))
+    documents: dict[str, dict[str, Any]] = {}
+    for project in projects:
+        doc = dict(manifests.get(project.name, {}))
+        names = strike.get(project.rel_dir, set())
         for field in (_DEV, *_PROD):
-            if isinstance(doc.get(field), dict):
+            if names and isinstance(doc.get(field), dict):
                 doc[field] = {k: v for k, v in doc[field].items() if k not in names}
-        out[f"{rel_dir}/{PACKAGE_JSON}"] = _json(doc)
+        documents[project.rel_dir] = doc
+        if names:
+            out[f"{project.rel_dir}/{PACKAGE_JSON}"] = _json(doc)
+    root_project = ws.root_project
+    root_doc = manifests.get(root_project.name) if root_project else None
+    with contextlib.suppress(OSError, ValueError):
+        root_doc = root_doc or json.loads(root_manifest.read_text("utf-8-sig"))
+    if isinstance(root_doc, dict):
+        documents["."] = root_doc
     keep = {*dirs, "."}
     for name in lockfiles:
         text = (ws.root / name).read_text("utf-8")
         try:
-            out[name] = prune_lockfile(name, text, keep, strike, dirs).encode()
+            out[name] = prune_lockfile(name, text, keep, strike, dirs, documents).encode()
         except LockfileError as exc:
             raise UserError(ErrorCode.CONFIG, f"vx prune: {exc}") from None
     return out

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vx.workspace.lockfiles.model import Dep, LockfileError, LockGraph, Node, link_to
+from vx.workspace.lockfiles.model import Dep, LockfileError, LockGraph, Node, link_to, reachable
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 NAME = "bun.lock"
 _TRAILING_COMMA = re.compile(r'("(?:[^"\\]|\\.)*")|,(\s*[}\]])')
@@ -115,3 +118,32 @@ def resolve(packages: dict[str, Any], at: str, name: str) -> str | None:
         if not chain:
             return None
         chain.pop()
+
+
+def prune_text(text: str, keep: set[str], strike: Mapping[str, set[str]]) -> str:
+    """The lockfile with the members `keep` and what they reach; struck workspace dependencies
+    are dropped from their members' lists. Written as plain JSON, which bun reads as it is."""
+    doc = load(text)
+    graph = read(text)
+    wanted = reachable(graph, keep, production=False)
+    members: dict[str, Any] = {}
+    for rel_dir, body in doc.get("workspaces", {}).items():
+        where = rel_dir or "."
+        if where not in keep or not isinstance(body, dict):
+            continue
+        gone = strike.get(where, set())
+        members[rel_dir] = {
+            k: {n: r for n, r in v.items() if n not in gone} if isinstance(v, dict) else v
+            for k, v in body.items()
+        }
+    packages: dict[str, Any] = {}
+    for key, entry in doc["packages"].items():
+        ident = str(entry[0]) if isinstance(entry, list) and entry else ""
+        if _WORKSPACE in ident:
+            if (ident.split(_WORKSPACE, 1)[1] or ".") in keep:
+                packages[key] = entry
+        elif key in wanted:
+            packages[key] = entry
+    doc["workspaces"] = members
+    doc["packages"] = packages
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

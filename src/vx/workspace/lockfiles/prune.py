@@ -3,7 +3,7 @@
 The kept importers are the subset's members and the root; the kept packages are what they
 reach. `strike` names, per member directory, workspace dependencies left out of the subset
 (`--production`: reached only as dev dependencies), which are struck from the importer too.
-package-lock.json and pnpm-lock.yaml are pruned; other lockfiles are refused by the caller.
+npm, pnpm, Yarn (classic and Berry) and bun lockfiles are pruned; uv.lock is not.
 """
 
 from __future__ import annotations
@@ -11,22 +11,32 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from vx.workspace.lockfiles import npm, pnpm
+from vx.workspace.lockfiles import bun, npm, pnpm, yarn
 from vx.workspace.lockfiles.model import reachable
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-PRUNABLE = (npm.NAME, pnpm.NAME)
+PRUNABLE = (npm.NAME, pnpm.NAME, yarn.NAME, bun.NAME)
 
 
 def prune_lockfile(
-    name: str, text: str, keep: set[str], strike: Mapping[str, set[str]], members: list[str]
+    name: str,
+    text: str,
+    keep: set[str],
+    strike: Mapping[str, set[str]],
+    members: list[str],
+    manifests: Mapping[str, Mapping[str, Any]],
 ) -> str:
     """`text` (the root lockfile `name`) kept to the member directories `keep` (the root `.`
-    included); `members` is the subset's workspace list as the root manifest now writes it."""
+    included); `members` is the subset's workspace list as the root manifest now writes it,
+    `manifests` the kept package.json documents by directory, as the pruned tree holds them."""
     if name == npm.NAME:
         return _npm(text, keep, strike, members)
+    if name == yarn.NAME:
+        return yarn.prune_text(text, keep, manifests, strike)
+    if name == bun.NAME:
+        return bun.prune_text(text, keep, strike)
     return _pnpm(text, keep, strike)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import posixpath
 from typing import TYPE_CHECKING, Any
 
-from vx.workspace.lockfiles.model import Dep, LockfileError, LockGraph, Node, link_to
+from vx.workspace.lockfiles.model import Dep, LockfileError, LockGraph, Node, link_to, reachable
 from vx.workspace.lockfiles.yamlish import parse
 
 if TYPE_CHECKING:
@@ -180,3 +180,109 @@ def _berry_target(
             member = workspace_of.get(key)
             return link_to(member) if member is not None else key
     return None
+
+
+# pruning
+
+
+def prune_text(
+    text: str,
+    keep: set[str],
+    manifests: Mapping[str, Mapping[str, Any]],
+    strike: Mapping[str, set[str]],
+) -> str:
+    """The lockfile with the entries the members `keep` reach; each kept entry's key lists only
+    the descriptors something kept still asks for, as Yarn writes it after an install.
+
+    `manifests` are the kept members' package.json documents as the pruned tree has them.
+    """
+    berry = "__metadata:" in text[:2000]
+    graph = _berry(text, manifests) if berry else _classic(text, manifests)
+    wanted = reachable(graph, keep, production=False)
+    fields = _berry_fields(text) if berry else dict(_classic_entries(text))
+    workspace_dir = {k: _workspace_dir(f) for k, f in fields.items()} if berry else {}
+    asked: set[str] = set()
+    for rel_dir in keep:
+        for field, _ in _MANIFEST_FIELDS:
+            table = manifests.get(rel_dir, {}).get(field)
+            for dep, rng in table.items() if isinstance(table, dict) else ():
+                asked.update((f"{dep}@{rng}", f"{dep}@npm:{rng}"))
+    kept_keys = {k for k in fields if k in wanted or workspace_dir.get(k) in keep}
+    for key in kept_keys:
+        for table in ("dependencies", "optionalDependencies"):
+            deps = fields[key].get(table)
+            for dep, rng in deps.items() if isinstance(deps, dict) else ():
+                asked.update((f"{dep}@{rng}", f"{dep}@npm:{rng}"))
+    out: list[str] = []
+    current: str | None = None
+    struck: set[str] = set()
+    for raw in text.splitlines():
+        if raw.startswith("#"):
+            out.append(raw)
+            continue
+        if raw and not raw.startswith(" "):
+            key = raw.removesuffix(":")
+            name = _entry_name(key, fields)
+            if name == "__metadata":
+                out.append(raw)
+                current = "__metadata"
+                continue
+            if name is None or name not in kept_keys:
+                current = None
+                continue
+            current = name
+            struck = strike.get(workspace_dir.get(name) or "", set())
+            out.append(_key_line(key, fields[name], asked, berry=berry))
+            continue
+        if current is None and raw.strip():
+            continue
+        if struck and raw.startswith("    ") and not raw.startswith("     "):
+            dep = raw.strip().split(":", 1)[0].split(" ", 1)[0].strip('"')
+            if dep in struck:
+                continue
+        out.append(raw)
+    return _squeeze(out)
+
+
+def _berry_fields(text: str) -> dict[str, dict[str, Any]]:
+    tree, _ = parse(text, NAME)
+    return {k: v for k, v in tree.items() if isinstance(v, dict)}
+
+
+def _workspace_dir(fields: Mapping[str, Any]) -> str | None:
+    resolution = str(fields.get("resolution", ""))
+    if _WORKSPACE not in resolution:
+        return None
+    return posixpath.normpath(resolution.split(_WORKSPACE, 1)[1])
+
+
+def _entry_name(key: str, fields: Mapping[str, Any]) -> str | None:
+    if key in fields:
+        return key
+    unquoted = key.strip('"')
+    return unquoted if unquoted in fields else None
+
+
+def _key_line(key: str, fields: Mapping[str, Any], asked: set[str], *, berry: bool) -> str:
+    """The entry's key line with only the descriptors still asked for (a workspace keeps its
+    own locator)."""
+    if berry:
+        descs = _descriptors(key.strip('"'))
+        own = str(fields.get("resolution", ""))
+        kept = [d for d in descs if d in asked or d == own] or descs
+        joined = ", ".join(kept)
+        return f'"{joined}":' if key.startswith('"') else f"{joined}:"
+    tokens = key.split(", ")
+    kept_tokens = [t for t in tokens if t.strip('"') in asked] or tokens
+    return ", ".join(kept_tokens) + ":"
+
+
+def _squeeze(lines: list[str]) -> str:
+    out: list[str] = []
+    for line in lines:
+        if not line.strip() and out and not out[-1].strip():
+            continue
+        out.append(line)
+    while out and not out[-1].strip():
+        out.pop()
+    return "\n".join(out) + "\n"
