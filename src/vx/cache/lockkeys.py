@@ -4,15 +4,14 @@ A root lockfile vx can read is keyed per project (the closure of external packag
 project installs, plus the install-wide sections everyone's install reads) instead of as one
 file every task folds. The digests are kept in `<store>/lockfiles/<id>.marshal`, named for the
 lockfile's content id and the workspace's layout, so a run with an unchanged lockfile reads one
-small file. Each closure's packages are written once to `lockfiles/closure-<digest>.json`,
-which is what lets `vx why` say which package moved. A lockfile vx cannot read keeps today's
-whole-file component, with a note naming it.
+small file. Each closure's packages are kept beside it (`<id>.details`, found from a closure
+digest through `lockfiles/index.txt`), which is what lets `vx why` say which package moved.
+A lockfile vx cannot read keeps today's whole-file component, with a note naming it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import marshal
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -39,6 +38,7 @@ READER_VERSION = 1
 """Bump when a reader's answer changes: every cached set of digests is then recomputed."""
 ABSENT = "absent"
 DIR_NAME = "lockfiles"
+INDEX_NAME = "index.txt"
 
 
 class LockfileKeys(NamedTuple):
@@ -111,14 +111,16 @@ def _digests(
     else:
         install = dict(sorted(graph.install.items()))
         answer = {}
+        kept: dict[str, tuple[Locked, ...]] = {}
         for project, found_closure in project_closures(ws, graph).items():
             if found_closure is None:
                 answer[project] = ABSENT
                 continue
             digest = closure_digest(install, found_closure)
             answer[project] = digest
-            if store is not None and write:
-                _keep_details(store, name, digest, install, found_closure)
+            kept[digest] = found_closure
+        if cached is not None and write:
+            _keep_details(cached.with_suffix(".details"), install, kept)
     if cached is not None and write:
         with contextlib.suppress(OSError):
             cached.parent.mkdir(parents=True, exist_ok=True)
@@ -136,19 +138,29 @@ def closure_digest(install: Mapping[str, str], packages: tuple[Locked, ...]) -> 
 
 
 def _keep_details(
-    store: Path, name: str, digest: str, install: Mapping[str, str], packages: tuple[Locked, ...]
+    path: Path, install: Mapping[str, str], closures: Mapping[str, tuple[Locked, ...]]
 ) -> None:
-    path = store / DIR_NAME / f"closure-{digest}.json"
-    if path.exists():
-        return
+    """Keep what `vx why` needs to name moved packages: one file per lockfile content holding
+    each closure (packages by index into one table), and one line per closure digest in
+    `index.txt` saying which file holds it."""
+    table: dict[tuple[str, str, str], int] = {}
+    kept: dict[str, list[tuple[int, str]]] = {}
+    for digest, packages in closures.items():
+        kept[digest] = [
+            (table.setdefault((p.name, p.version, p.integrity), len(table)), p.via)
+            for p in packages
+        ]
     doc = {
-        "lockfile": name,
         "install": {k: digest_json(v) for k, v in install.items()},
-        "packages": [[p.name, p.version, p.integrity, p.via] for p in packages],
+        "packages": list(table),
+        "closures": kept,
     }
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps(doc).encode())
+        write_atomic(path, marshal.dumps(doc))
+        lines = "".join(f"{digest} {path.name}\n" for digest in kept)
+        with (path.parent / INDEX_NAME).open("a", encoding="ascii") as index:
+            index.write(lines)
 
 
 def describe_move(store: Path, old: str, new: str) -> tuple[str, ...]:
@@ -168,8 +180,20 @@ def _details(store: Path, digest: str) -> tuple[dict[str, str], list[Locked]] | 
     if digest == ABSENT:
         return {}, []
     try:
-        doc = json.loads((store / DIR_NAME / f"closure-{digest}.json").read_text("utf-8"))
-        packages = [Locked(str(n), str(v), str(i), str(via)) for n, v, i, via in doc["packages"]]
+        where = store / DIR_NAME
+        holder = None
+        for line in (where / INDEX_NAME).read_text("ascii").splitlines():
+            found, _, name = line.partition(" ")
+            if found == digest:
+                holder = name
+        if holder is None:
+            return None
+        doc = marshal.loads((where / holder).read_bytes())  # noqa: S302 - our own file
+        table = doc["packages"]
+        packages = []
+        for i, via in doc["closures"][digest]:
+            name, version, integrity = table[i]
+            packages.append(Locked(name, version, integrity, via))
         return dict(doc["install"]), packages
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, EOFError, ValueError, KeyError, TypeError, IndexError):
         return None
