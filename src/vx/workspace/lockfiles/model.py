@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 _LINK = "\0link:"
+_LOCKED = tuple.__new__  # builds a Locked without NamedTuple's Python-level __new__
 
 
 class LockfileError(Exception):
@@ -71,36 +72,65 @@ def closure(graph: LockGraph, rel_dir: str) -> tuple[Locked, ...] | None:
     Breadth first from the direct dependencies in name order, so a package's `via` is the
     direct dependency nearest to it (the first by name among equals).
     """
-    own = graph.importers.get(rel_dir)
-    if own is None:
-        return None
-    nodes = graph.nodes
-    via_of: dict[str, str] = {}
-    members = {rel_dir}
-    layer = [(own[name].target, name) for name in sorted(own)]
-    while layer:
-        following: list[tuple[str, str]] = []
-        for dep, via in layer:
-            if dep.startswith(_LINK):
-                member = dep[len(_LINK) :]
-                if member not in members:
-                    members.add(member)
-                    deps = graph.importers.get(member, {})
-                    following.extend((deps[n].target, via) for n in sorted(deps) if not deps[n].dev)
-                continue
-            if dep in via_of:
-                continue
-            node = nodes.get(dep)
-            if node is None:
-                continue
-            via_of[dep] = via
-            following.extend((child, via) for child in node.deps if child not in via_of)
-        layer = following
-    found: dict[tuple[str, str, str], str] = {}
-    for dep, via in via_of.items():
-        node = nodes[dep]
-        found.setdefault((node.name, node.version, node.integrity), via)
-    return tuple(Locked(n, v, i, via) for (n, v, i), via in sorted(found.items()))
+    return Walker(graph).closure(rel_dir)
+
+
+class Walker:
+    """Closures over one graph, sharing what every walk would recompute (a linked member's
+    production dependencies in order), for the many members of one workspace."""
+
+    __slots__ = ("_graph", "_linked", "_rank")
+
+    def __init__(self, graph: LockGraph) -> None:
+        self._graph = graph
+        self._linked: dict[str, list[str]] = {}
+        # Each package id's place in (name, version, integrity) order: closures sort by it.
+        nodes = graph.nodes
+        ids = sorted(nodes, key=lambda i: (nodes[i].name, nodes[i].version, nodes[i].integrity))
+        self._rank = {node_id: at for at, node_id in enumerate(ids)}
+
+    def _production(self, member: str) -> list[str]:
+        found = self._linked.get(member)
+        if found is None:
+            deps = self._graph.importers.get(member, {})
+            found = self._linked[member] = [deps[n].target for n in sorted(deps) if not deps[n].dev]
+        return found
+
+    def closure(self, rel_dir: str) -> tuple[Locked, ...] | None:
+        """`closure(graph, rel_dir)`."""
+        own = self._graph.importers.get(rel_dir)
+        if own is None:
+            return None
+        nodes = self._graph.nodes
+        via_of: dict[str, str] = {}
+        members = {rel_dir}
+        layer = [(own[name].target, name) for name in sorted(own)]
+        while layer:
+            following: list[tuple[str, str]] = []
+            for dep, via in layer:
+                if dep.startswith(_LINK):
+                    member = dep[len(_LINK) :]
+                    if member not in members:
+                        members.add(member)
+                        following.extend([(t, via) for t in self._production(member)])
+                    continue
+                if dep in via_of:
+                    continue
+                node = nodes.get(dep)
+                if node is None:
+                    continue
+                via_of[dep] = via
+                following.extend([(child, via) for child in node.deps if child not in via_of])
+            layer = following
+        out: list[Locked] = []
+        last: tuple[str, str, str] | None = None
+        for dep in sorted(via_of, key=self._rank.__getitem__):
+            node = nodes[dep]
+            key = (node.name, node.version, node.integrity)
+            if key != last:  # one package installed at several places counts once
+                last = key
+                out.append(_LOCKED(Locked, (*key, via_of[dep])))
+        return tuple(out)
 
 
 def reachable(graph: LockGraph, rel_dirs: set[str], *, production: bool) -> set[str]:

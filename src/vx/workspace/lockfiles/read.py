@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from vx.workspace.lockfiles import bun, npm, pnpm, uv, yarn
-from vx.workspace.lockfiles.model import LockfileError, closure
+from vx.workspace.lockfiles.model import LockfileError, Walker
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -57,4 +57,5 @@ def member_manifests(ws: Workspace) -> dict[str, dict[str, Any]]:
 
 def project_closures(ws: Workspace, graph: LockGraph) -> dict[str, tuple[Locked, ...] | None]:
     """Each project's closure by project name; None for one the lockfile does not list."""
-    return {p.name: closure(graph, p.rel_dir) for p in ws.projects}
+    walker = Walker(graph)
+    return {p.name: walker.closure(p.rel_dir) for p in ws.projects}
