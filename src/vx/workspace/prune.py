@@ -54,6 +54,8 @@ ROOT_FILES = (
     "vx.config.py",
 )
 INSTALL_FILES = frozenset({PACKAGE_JSON, PNPM_WORKSPACE, PYPROJECT, ".npmrc", ".yarnrc.yml"})
+# Root directories an install reads: patches a lockfile names, Yarn's own release and plugins.
+INSTALL_DIRS = ("patches/", ".yarn/patches/", ".yarn/releases/", ".yarn/plugins/")
 _DEV = "devDependencies"
 _PROD = ("dependencies", "optionalDependencies", "peerDependencies")
 
@@ -264,7 +266,7 @@ def _project_files(
     every = sorted((set(tracked) - state.deleted) | state.untracked)
     others = [p.rel_dir for p in ws.projects if not p.is_root and p not in projects]
     wanted = [p.rel_dir for p in projects]
-    out: list[str] = [f for f in every if "/" not in f and f in ROOT_FILES]
+    out: list[str] = [f for f in every if f in ROOT_FILES or f.startswith(INSTALL_DIRS)]
     for path in every:
         owner = _deepest(path, [*wanted, *others])
         if owner is not None and owner in wanted:
@@ -291,7 +293,8 @@ def _write_layer(
     count = 0
     paths = dict.fromkeys([*files, *rendered])
     for rel in paths:
-        if install_only and rel not in rendered and rel.rpartition("/")[2] not in INSTALL_FILES:
+        needed = rel.rpartition("/")[2] in INSTALL_FILES or rel.startswith(INSTALL_DIRS)
+        if install_only and rel not in rendered and not needed:
             continue
         target = base / rel
         target.parent.mkdir(parents=True, exist_ok=True)
