@@ -168,6 +168,7 @@ class MissReason(NamedTuple):
             "same key": "key unchanged",
             "file": f"{name} {self.how}",
             "workspace": f"{name} {self.how}",
+            "lockfile": f"{name}: its packages moved",
             "package": f"{name} {self.how}",
             "env": f"env {name}",
             "runtime": f"runtime {name}",

@@ -15,12 +15,16 @@ if TYPE_CHECKING:
 
 
 class Change(NamedTuple):
-    """One component that differs: `old` None when it was added, `new` None when removed."""
+    """One component that differs: `old` None when it was added, `new` None when removed.
+
+    `detail` says what moved inside it where vx kept that (a lockfile's packages).
+    """
 
     kind: Kind
     name: str
     old: str | None
     new: str | None
+    detail: tuple[str, ...] = ()
 
     @property
     def how(self) -> str:

@@ -105,6 +105,7 @@ def task_components(
     group_members: Mapping[str, Sequence[str]] = _NO_GROUPS,
     nested: Mapping[str, tuple[str, ...]] | None = None,
     base_dir: str | None = None,
+    lockfile: Sequence[KeyComponent] = (),
 ) -> tuple[KeyComponent, ...]:
     """Every component of one task's key, in canonical order.
 
@@ -112,13 +113,16 @@ def task_components(
     that is a group to the task ids it stands for (through nested groups), so an `inputs.tasks`
     entry that would only reach a member is refused instead of silently selecting nothing.
     `workspace` is `workspace_fingerprint(files)`, computed once by the caller; omitted, it is
-    computed here. `forward` is empty for a task the user did not request. `nested` and
+    computed here. `lockfile` holds the project's `lockfile` components (what it resolves
+    from each lockfile keyed per project, which `workspace` then leaves out). `forward` is
+    empty for a task the user did not request. `nested` and
     `base_dir` are per-run precomputations (`nested_dirs(ws)`, `files_dir(ws, project)`).
     """
     task_id = str(TaskId(project.name, task.name))
     base = base_dir if base_dir is not None else files_dir(ws, project)
     out = [format_component()]
     out.extend(workspace_fingerprint(files) if workspace is None else workspace)
+    out.extend(lockfile)
     manifest = _manifest_path(project, base)
     if manifest is not None:
         out.append(KeyComponent(Kind.PACKAGE, manifest, files.id_of(manifest) or ABSENT))

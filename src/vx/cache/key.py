@@ -23,7 +23,7 @@ import xxhash
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-KEY_FORMAT_VERSION = "vx-cache-v1"
+KEY_FORMAT_VERSION = "vx-cache-v2"
 
 
 class Kind(StrEnum):
@@ -31,6 +31,7 @@ class Kind(StrEnum):
 
     FORMAT = "format"
     WORKSPACE = "workspace"
+    LOCKFILE = "lockfile"
     PACKAGE = "package"
     CONFIG = "config"
     FILE = "file"

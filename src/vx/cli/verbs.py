@@ -99,6 +99,12 @@ VERBS: tuple[Verb, ...] = (
         "freeze every project's evaluated config into vx-lock.json, or audit it (--check)",
     ),
     Verb(
+        "prune",
+        "vx.cli.prune",
+        ("vx prune <project...> [--out-dir <dir>] [--docker] [--production]",),
+        "copy some projects and what they depend on, with pruned lockfiles, for a Docker build",
+    ),
+    Verb(
         "help",
         "vx.cli.help",
         ("vx help [VERB]",),

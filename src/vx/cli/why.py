@@ -65,7 +65,7 @@ def execute(settings: WhySettings, streams: Streams) -> int:
     if index is None:
         raise UserError(ErrorCode.NO_HISTORY, "vx why: nothing has run yet — run something first")
     task_id = resolve_task(index, settings.target, _cwd_project(settings.cwd))
-    found = explain(index, task_id, settings.run_id)
+    found = explain(index, task_id, settings.run_id, store=index.path.parent)
     if settings.format is OutputFormat.JSON:
         streams.out.write(json.dumps(_document(found), indent=2, ensure_ascii=False) + "\n")
     else:
@@ -143,12 +143,17 @@ def _text(e: Explanation) -> str:
     if e.changes:
         n = len(e.changes)
         lines += ["", f"  what changed ({n} component{'s' * (n != 1)}, {e.unchanged} unchanged):"]
-        lines += [f"    {_change_row(c)}" for c in e.changes]
+        for c in e.changes:
+            lines.append(f"    {_change_row(c)}")
+            lines += [f"      {c.kind}: {escape_controls(d)}" for d in c.detail]
     if e.roots:
         lines += ["", "  root cause:"]
         for root in e.roots:
             what = ", ".join(f"{c.kind} {escape_controls(c.name)}" for c in root.changes[:3])
             lines.append(f"    {' ← '.join(root.chain)} ← {what}")
+            lines += [
+                f"      {c.kind}: {escape_controls(d)}" for c in root.changes[:3] for d in c.detail
+            ]
         if e.more_roots:
             lines.append(f"    … +{e.more_roots} more")
     from vx.history.why import todo_lines
@@ -193,7 +198,16 @@ def _side_json(side: Side | None) -> dict[str, Any] | None:
 
 
 def _change_json(c: Change) -> dict[str, Any]:
-    return {"kind": str(c.kind), "name": c.name, "change": c.how, "old": c.old, "new": c.new}
+    doc: dict[str, Any] = {
+        "kind": str(c.kind),
+        "name": c.name,
+        "change": c.how,
+        "old": c.old,
+        "new": c.new,
+    }
+    if c.detail:
+        doc["detail"] = list(c.detail)
+    return doc
 
 
 def _document(e: Explanation) -> dict[str, Any]:

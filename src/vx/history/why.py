@@ -18,6 +18,7 @@ from vx.util.text import clip
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from pathlib import Path
 
     from vx.cache.diff import Change
     from vx.cache.index import Index, InvocationRow, RunRow
@@ -34,6 +35,7 @@ ADVICE: dict[Kind, str] = {
     Kind.ENV: "a declared variable took another value; one the task does not read belongs out"
     " of cache.inputs.env",
     Kind.WORKSPACE: "a lockfile or root manifest changed (an install): every task keys on it",
+    Kind.LOCKFILE: "a package this project installs moved in the lockfile (an install or update)",
     Kind.PACKAGE: "the project's manifest changed: every task of the project keys on it",
     Kind.CONFIG: "the task's config changed: vx show {task} prints it as it is now",
     Kind.RUNTIME: "a declared command printed something else (a tool upgrade); drop it from"
@@ -112,8 +114,14 @@ def resolve_task(index: Index, target: str, cwd_project: str | None) -> str:
     raise UserError(ErrorCode.NO_HISTORY, f"vx why: no recorded run of {clip(target)}{tail}")
 
 
-def explain(index: Index, task_id: str, run_id: str | None) -> Explanation:
-    """The task's run (RUNID's, else its latest) against the one before it."""
+def explain(
+    index: Index, task_id: str, run_id: str | None, *, store: Path | None = None
+) -> Explanation:
+    """The task's run (RUNID's, else its latest) against the one before it.
+
+    `store` is the cache directory, where the lockfile closures the keys digested are kept:
+    with it, a `lockfile` change names the packages that moved.
+    """
     project, _, task = task_id.partition("#")
     rows = index.task_runs(project, task, limit=_LOOKBACK if run_id is None else 10**9)
     at = 0
@@ -162,8 +170,8 @@ def explain(index: Index, task_id: str, run_id: str | None) -> Explanation:
             0,
             (),
         )
-    changes = diff_components(old, new)
-    roots, unresolved = _roots(index, task_id, changes)
+    changes = _detailed(diff_components(old, new), store)
+    roots, unresolved = _roots(index, task_id, changes, store)
     shown = ", ".join(f"{c.kind} {c.name}" for c in changes[:3])
     more = f", +{len(changes) - 3} more" if len(changes) > 3 else ""
     return Explanation(
@@ -272,7 +280,23 @@ def _beside_failure(index: Index, row: RunRow) -> bool:
     return inv is not None and inv.failed > 0 and row.status is TaskStatus.SUCCESS
 
 
-def _roots(index: Index, task_id: str, changes: Sequence[Change]) -> tuple[list[Root], list[str]]:
+def _detailed(changes: tuple[Change, ...], store: Path | None) -> tuple[Change, ...]:
+    """`changes` with each changed lockfile's moved packages filled in, where they were kept."""
+    if store is None or not any(c.kind is Kind.LOCKFILE for c in changes):
+        return changes
+    from vx.cache.lockkeys import describe_move
+
+    return tuple(
+        c._replace(detail=describe_move(store, c.old, c.new))
+        if c.kind is Kind.LOCKFILE and c.old is not None and c.new is not None
+        else c
+        for c in changes
+    )
+
+
+def _roots(
+    index: Index, task_id: str, changes: Sequence[Change], store: Path | None
+) -> tuple[list[Root], list[str]]:
     """Follow every upstream key that moved down to the dependencies whose own inputs moved."""
     roots: list[Root] = []
     unresolved: list[str] = []
@@ -290,7 +314,7 @@ def _roots(index: Index, task_id: str, changes: Sequence[Change]) -> tuple[list[
             if not new or not old:
                 unresolved.append(dep)
                 continue
-            theirs = diff_components(old, new)
+            theirs = _detailed(diff_components(old, new), store)
             own = own_changes(theirs)
             if own:
                 roots.append(Root((*chain, dep), own))

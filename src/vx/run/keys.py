@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING
 
 from vx.cache.inputs import files_dir, task_components, workspace_fingerprint
 from vx.cache.key import derive_key
+from vx.cache.lockkeys import lockfile_keys
 from vx.cache.outputs import check_own_files, prefixes_overlap
 from vx.errors import ErrorCode, UserError
 from vx.workspace.layout import nested_dirs
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from pathlib import Path
 
     from vx.cache.fileids import FileTable
     from vx.cache.key import KeyComponent
@@ -36,15 +38,27 @@ class KeySet:
 
     keys: Mapping[TaskId, str]
     components: Mapping[TaskId, tuple[KeyComponent, ...]]
+    notes: tuple[str, ...] = ()
 
 
 def derive_keys(
-    plan: RunPlan, *, files: FileTable, env: Mapping[str, str], runtime: RuntimeProbe
+    plan: RunPlan,
+    *,
+    files: FileTable,
+    env: Mapping[str, str],
+    runtime: RuntimeProbe,
+    store: Path | None = None,
+    write: bool = True,
 ) -> KeySet:
-    """Key every task of the plan, dependencies first."""
+    """Key every task of the plan, dependencies first.
+
+    `store` is where the per-project lockfile digests are kept between runs (None: computed
+    each time); `write=False` reads them there but keeps nothing new (a plan writes nothing).
+    """
     ws = plan.workspace
     graph = plan.graph
-    fingerprint = workspace_fingerprint(files)
+    locks = lockfile_keys(ws, files, store=store, write=write)
+    fingerprint = tuple(c for c in workspace_fingerprint(files) if c.name not in locks.covered)
     nested = nested_dirs(ws)
     bases: dict[str, str] = {}
     real_root = os.path.realpath(ws.root)
@@ -72,10 +86,11 @@ def derive_keys(
             group_members=members,
             nested=nested,
             base_dir=base,
+            lockfile=locks.components.get(node.project.name, ()),
         )
         components[tid] = found
         keys[tid] = derive_key(found)
-    return KeySet(MappingProxyType(keys), MappingProxyType(components))
+    return KeySet(MappingProxyType(keys), MappingProxyType(components), locks.notes)
 
 
 def check_outputs(plan: RunPlan) -> None:

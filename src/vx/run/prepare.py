@@ -142,7 +142,7 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
     plan, _ = _plan(options, watch)
     snap = git.snapshot(plan.workspace.root, env=env)
     location = _locate(options, plan.workspace, snap, keep=False)
-    keys = _keys(plan, snap, location, env)
+    keys = _keys(plan, snap, location, env, write=False)
     index = read_index(location.store)
     try:
         history = _history(index, plan, absent=not (location.store / INDEX_NAME).exists())
@@ -202,7 +202,12 @@ def _locate(
 
 
 def _keys(
-    plan: RunPlan, snap: GitSnapshot, location: CacheLocation, env: Mapping[str, str]
+    plan: RunPlan,
+    snap: GitSnapshot,
+    location: CacheLocation,
+    env: Mapping[str, str],
+    *,
+    write: bool = True,
 ) -> KeySet:
     """Every task's key; a cache kept inside the work tree is no input of the root project."""
     from vx.cache.fileids import FileTable
@@ -217,7 +222,12 @@ def _keys(
         if str(d).startswith(str(root) + os.sep)
     ]
     return derive_keys(
-        plan, files=FileTable(snap, exclude=inside), env=env, runtime=RuntimeProbe(env=env)
+        plan,
+        files=FileTable(snap, exclude=inside),
+        env=env,
+        runtime=RuntimeProbe(env=env),
+        store=location.store,
+        write=write,
     )
 
 
@@ -380,6 +390,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
             Notice("[vx] --cache names a remote layer, but no plugin supplies one: it is inert")
         )
     notices.extend(Notice(f"[vx] {note}") for note in plan.notes)
+    notices.extend(Notice(f"[vx] {note}") for note in keys.notes)
     cache = LocalCache(plan, keys, store=Store(location.store), index=index, axes=axes)
     watch.mark("git, keys, cache")
     return PreparedRun(

@@ -9,12 +9,13 @@ A requested task is kept when its `dependsOn` closure holds a seeded task.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vx import git
 from vx.errors import ErrorCode, UserError
@@ -23,7 +24,9 @@ from vx.ids import ROOT, TaskId
 from vx.util.globs import compile_globs
 from vx.workspace.changes import BaseRef, Changes, changes_since, check_ref
 from vx.workspace.discover import member_manifest
-from vx.workspace.manifests import PYPROJECT, read_package_json, read_pyproject
+from vx.workspace.lockfiles.moved import moved_projects
+from vx.workspace.lockfiles.read import LOCKFILES, NEEDS_MANIFESTS
+from vx.workspace.manifests import PACKAGE_JSON, PYPROJECT, read_package_json, read_pyproject
 from vx.workspace.model import Manager, Project
 from vx.workspace.packages import package_edges
 
@@ -49,6 +52,8 @@ MANAGER_FILES = frozenset(
         "bunfig.toml",
     }
 )
+# The lockfiles keyed per project: a change selects the projects whose closure moved.
+KEYED_LOCKFILES = frozenset(LOCKFILES) - {"bun.lockb"}
 _DEFAULT_BASES = ("origin/main", "origin/master", "main", "master")
 _FLAG = "--affected"
 
@@ -140,7 +145,7 @@ def reach(ws: Workspace, base: BaseRef, *, env: Mapping[str, str]) -> Reach:
     changes = changes_since(ws.root, base, env=env)
     at_head = changes.base == git.resolve_commit(ws.root, "HEAD", env=env)
     seeder = _Seeder(ws)
-    seeder.paths(changes)
+    seeder.paths(changes, env)
     seeder.edges(changes, env)
     return Reach(
         base.ref,
@@ -190,7 +195,7 @@ class _Seeder:
             return self.root_project, path
         return None
 
-    def paths(self, changes: Changes) -> None:
+    def paths(self, changes: Changes, env: Mapping[str, str]) -> None:
         ws_config = self.ws.config.path
         importers: dict[str, list[str]] = {}
         for project in self.ws.projects:
@@ -199,6 +204,9 @@ class _Seeder:
         for path in sorted(changes.paths):
             if path in changes.repos:
                 self.repository(path)
+                continue
+            if path in KEYED_LOCKFILES:
+                self.lockfile(path, changes.base, env)
                 continue
             if path in MANAGER_FILES:
                 self.everything(f"{path} changed (a lockfile or package-manager file)")
@@ -212,6 +220,24 @@ class _Seeder:
             found = self.owner(path)
             if found is not None:
                 self.file(found[0], found[1], path)
+
+    def lockfile(self, path: str, base: str, env: Mapping[str, str]) -> None:
+        """A lockfile keyed per project: the projects whose closure moved between the base and
+        the working tree; everything when either side cannot be read, saying why."""
+        try:
+            now: bytes | None = (self.ws.root / path).read_bytes()
+        except OSError:
+            now = None
+        old = git.show_file(self.ws.root, base, path, env=env)
+        manifests = None
+        if path in NEEDS_MANIFESTS:
+            manifests = _base_documents(self.ws, base, env)
+        found = moved_projects(self.ws, path, old, now, base=base[:12], old_manifests=manifests)
+        if isinstance(found, str):
+            self.everything(found)
+            return
+        for name, why in found.items():
+            self.mark(name, why)
 
     def repository(self, path: str) -> None:
         """A submodule or embedded repository: every project in it, and the one holding it."""
@@ -339,6 +365,23 @@ class _Seeder:
                 if any(text.partition("#")[0] == name for text in task.depends_on):
                     self.mark(project.name, f"{path} changed ({name} is gone)")
                     break
+
+
+def _base_documents(
+    ws: Workspace, commit: str, env: Mapping[str, str]
+) -> dict[str, dict[str, Any]]:
+    """Each project's package.json document as `commit` held it, by directory."""
+    out: dict[str, dict[str, Any]] = {}
+    for project in ws.projects:
+        path = PACKAGE_JSON if project.rel_dir == "." else f"{project.rel_dir}/{PACKAGE_JSON}"
+        data = git.show_file(ws.root, commit, path, env=env)
+        try:
+            doc = json.loads(data or b"")
+        except ValueError:
+            continue
+        if isinstance(doc, dict):
+            out[project.rel_dir] = doc
+    return out
 
 
 def _base_manifests(

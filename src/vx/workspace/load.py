@@ -22,7 +22,7 @@ from vx.workspace.model import Manager, Project, Workspace
 from vx.workspace.packages import package_links
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from pathlib import Path
 
     from vx.workspace.manifests import Manifest
@@ -158,15 +158,36 @@ def load_workspace(cwd: Path, *, configs: ConfigSource = _live) -> Workspace:
     config = load_workspace_config(root)
     if (plugins := unloaded_plugins(config)) is not None:
         notes.append(plugins)
+    edges: Mapping[str, tuple[str, ...]] = MappingProxyType({o: tuple(t) for o, t in links.items()})
+    if found.manager is Manager.UV:
+        edges = _with_locked_edges(root, projects, edges)
     return Workspace(
         root=root,
         manager=found.manager,
         projects=tuple(projects),
         config=config,
-        package_deps=MappingProxyType({o: tuple(t) for o, t in links.items()}),
+        package_deps=edges,
         notes=tuple(notes),
         selection_only=selection_only(projects, links),
     )
+
+
+def _with_locked_edges(
+    root: Path, projects: list[Project], edges: Mapping[str, tuple[str, ...]]
+) -> Mapping[str, tuple[str, ...]]:
+    """`edges` plus the member edges uv.lock records (a member whose dependencies are dynamic
+    declares none in its pyproject.toml, but its lock entry names them)."""
+    try:
+        text = (root / "uv.lock").read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return edges
+    from vx.workspace.lockfiles.uv import locked_edges
+
+    locked = locked_edges(text, {p.name: p.rel_dir for p in projects})
+    if not locked:
+        return edges
+    merged = {name: tuple(sorted({*deps, *locked.get(name, ())})) for name, deps in edges.items()}
+    return MappingProxyType(merged)
 
 
 def _holds(directory: str, path: str) -> bool:

@@ -1,0 +1,100 @@
+"""`vx prune <project...>`: the workspace cut down to some projects, with pruned lockfiles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from vx.cli.parser import Command, Flag, Section, Takes
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from vx.cli.parser import ParsedArgs
+    from vx.cli.settings import Streams
+
+DEFAULT_OUT = "out"
+
+COMMAND = Command(
+    "prune",
+    flags=(
+        Flag("--out-dir", "where to write the pruned workspace (default: out)", Takes.VALUE, "DIR"),
+        Flag("--docker", "split it into json/ (what the install reads) and full/ (everything)"),
+        Flag("--production", "leave out a workspace package only a dev dependency reaches"),
+    ),
+    words="project",
+    most_words=None,
+    sections=(
+        Section(
+            "What it writes",
+            (
+                ("", "the named projects and the workspace packages they depend on, with their"),
+                ("", "files; the root manifests with the workspace list cut to them; the vx"),
+                ("", "configs; the lockfile (npm, pnpm, Yarn, bun) pruned to what they install,"),
+                ("", "so npm ci / pnpm install --frozen-lockfile / yarn --immutable accept it"),
+                ("", "an earlier prune's output is replaced; any other existing directory is"),
+                ("", "refused"),
+            ),
+        ),
+        Section(
+            "Examples",
+            (
+                ("vx prune app", "app and what it depends on, into out/"),
+                ("vx prune app --docker", "out/json/ to install in one layer, out/full/ after"),
+                ("vx prune app api --out-dir build/ctx --production", ""),
+            ),
+        ),
+    ),
+)
+
+
+class PruneSettings(NamedTuple):
+    """`vx prune`: the projects to keep, where to write, the layout, and where it runs from."""
+
+    projects: tuple[str, ...]
+    out_dir: Path
+    docker: bool
+    production: bool
+    cwd: Path
+    env: Mapping[str, str]
+
+
+def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> PruneSettings:
+    """The named projects, and the output directory relative to the cwd."""
+    from vx.errors import ErrorCode, UserError
+
+    if not args.words:
+        raise UserError(ErrorCode.USAGE, "vx prune: name the projects to keep, e.g. vx prune app")
+    out = args.text("out-dir")
+    if out is not None and not out.strip():
+        raise UserError(ErrorCode.USAGE, "--out-dir: the path is blank; name a directory")
+    return PruneSettings(
+        projects=tuple(args.words),
+        out_dir=Path(cwd.absolute() / (out or DEFAULT_OUT)),
+        docker=args.switch("docker"),
+        production=args.switch("production"),
+        cwd=cwd,
+        env=env,
+    )
+
+
+def execute(settings: PruneSettings, streams: Streams) -> int:
+    """Load the workspace, prune, say what was written."""
+    from vx.workspace.load import load_workspace
+    from vx.workspace.prune import prune
+
+    ws = load_workspace(settings.cwd)
+    found = prune(
+        ws,
+        settings.projects,
+        out_dir=settings.out_dir,
+        docker=settings.docker,
+        production=settings.production,
+        env=settings.env,
+    )
+    locks = ", ".join(found.lockfiles) or "no lockfile"
+    streams.err.write(
+        f"vx prune: {len(found.projects)} project{'s' * (len(found.projects) != 1)}"
+        f" ({', '.join(found.projects)}), {found.files} files, {locks} pruned → {found.out_dir}\n"
+    )
+    return 0
