@@ -8,7 +8,6 @@ encoding, so names holding spaces, newlines or undecodable bytes survive the rou
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 from types import MappingProxyType
@@ -460,8 +459,14 @@ def _spawn_read(
         return None
     os.close(write)
     os.close(feed)
-    with os.fdopen(fed, "wb") as stdin, contextlib.suppress(BrokenPipeError):
-        stdin.write(given)
+    try:  # straight to the descriptor: a buffered file would flush (and fail) only at close
+        view = memoryview(given)
+        while view:
+            view = view[os.write(fed, view) :]
+    except BrokenPipeError:
+        pass  # git left early; its status says how it went
+    finally:
+        os.close(fed)
     chunks = []
     with os.fdopen(read, "rb") as pipe:
         while chunk := pipe.read(1 << 16):

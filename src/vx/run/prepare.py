@@ -87,8 +87,10 @@ class RunOptions(NamedTuple):
 class PreparedRun(NamedTuple):
     """A run keyed and ready to execute: the plan, its keys, the open cache, resolved knobs.
 
-    `git`, `store`, `started_ns` and `config_modules` (files a `.py` config imported) are what
-    the warm path needs to prove a later run would find everything as this one did.
+    `git`, `store`, `started_ns`, `config_modules` (files a `.py` config imported) and
+    `refs_seen` (the refs a selection read from git, and what git said they named just before
+    it read them) are what the warm path needs to prove a later run would find everything as
+    this one did.
     """
 
     options: RunOptions
@@ -109,6 +111,7 @@ class PreparedRun(NamedTuple):
     store: Path
     started_ns: int
     config_modules: tuple[str, ...]
+    refs_seen: tuple[tuple[str, ...], bytes | None] | None = None
 
     def close(self) -> str | None:
         """Mark the entries the run used and let go of the index; a line to print, if any."""
@@ -139,7 +142,7 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
     watch = watch or Stopwatch()
     env = _env(options)
     axes = resolve_axes(options.cache, no_cache=options.no_cache, force=options.force)
-    plan, _ = _plan(options, watch)
+    plan, _, _ = _plan(options, watch)
     snap = git.snapshot(plan.workspace.root, env=env)
     location = _locate(options, plan.workspace, snap, keep=False)
     keys = _keys(plan, snap, location, env, write=False)
@@ -231,8 +234,12 @@ def _keys(
     )
 
 
-def _plan(options: RunOptions, watch: Stopwatch) -> tuple[RunPlan, tuple[str, ...]]:
-    """The plan, and the files of the modules loading the workspace imported (`.py` configs)."""
+def _plan(
+    options: RunOptions, watch: Stopwatch
+) -> tuple[RunPlan, tuple[str, ...], tuple[tuple[str, ...], bytes | None] | None]:
+    """The plan, the files of the modules loading the workspace imported (`.py` configs), and
+    for a warm-path run whose selection reads refs, those refs with what they named before
+    the selection read them (a snapshot is kept only if they still name the same after)."""
     import dataclasses
 
     from vx.graph.build import ExcludeDeps, build_graph
@@ -260,6 +267,7 @@ def _plan(options: RunOptions, watch: Stopwatch) -> tuple[RunPlan, tuple[str, ..
     refusal = nested_run_refusal(_env(options), ws.root)
     if refusal:
         raise UserError(ErrorCode.REFUSED, refusal)
+    refs_seen = _refs_seen(options, ws) if _may_replay(options) else None
     from vx.workspace.load import unloaded_plugins
 
     notes: list[str] = [n for n in (unloaded_plugins(ws.config),) if n is not None]
@@ -283,7 +291,7 @@ def _plan(options: RunOptions, watch: Stopwatch) -> tuple[RunPlan, tuple[str, ..
         plan = make_plan(ws, graph, options.forward)
         plan = dataclasses.replace(plan, notes=tuple(notes), reasons=picked.reasons)
         watch.mark("plan")
-        return plan, imported
+        return plan, imported, refs_seen
     chosen = None
     if options.filters:
         from vx.graph.select import filter_scope
@@ -312,7 +320,18 @@ def _plan(options: RunOptions, watch: Stopwatch) -> tuple[RunPlan, tuple[str, ..
     graph = build_graph(ws, selection.roots, exclude=exclude)
     plan = dataclasses.replace(make_plan(ws, graph, options.forward), notes=tuple(notes))
     watch.mark("plan")
-    return plan, imported
+    return plan, imported, refs_seen
+
+
+def _refs_seen(options: RunOptions, ws: Workspace) -> tuple[tuple[str, ...], bytes | None] | None:
+    """The refs this run's selection will read, and what git says they name right now."""
+    from vx import git
+    from vx.run.warm import selection_refs
+
+    refs = selection_refs(options, ws.config.affected_base)
+    if not refs:
+        return None
+    return tuple(refs), git.refs_output(ws.root, refs, _env(options))
 
 
 def _narrowed(ws: Workspace, names: frozenset[str]) -> Workspace:
@@ -374,7 +393,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     env = _env(options)
     cwd = _cwd(options)
     axes = resolve_axes(options.cache, no_cache=options.no_cache, force=options.force)
-    plan, modules = _plan(options, watch)
+    plan, modules, refs_seen = _plan(options, watch)
     ws = plan.workspace
     exec_options = _exec_options(options, ws, env)
     snap = git.snapshot(ws.root, env=env)
@@ -412,6 +431,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
         store=location.store,
         started_ns=started_ns,
         config_modules=modules,
+        refs_seen=refs_seen,
     )
 
 

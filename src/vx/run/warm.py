@@ -338,8 +338,10 @@ def _settle_outputs(snap: dict[str, object], index: Index, store: Path) -> dict[
 def _on_lanes(work: Callable[[int], RestoreResult], items: list[int]) -> dict[int, RestoreResult]:
     """`work` over `items` on up to `_RESTORE_LANES` threads: unpacking and writing release
     the GIL, so restores overlap as they do on the full path's restore lane. Each restore
-    stages its outputs and moves them in whole, so an interrupted lane leaves nothing half
-    done (the next run sweeps its staging dir)."""
+    cleans the task's outputs, stages the entry and moves it in whole: a lane interrupted
+    (Ctrl-C ends the process, and the lanes with it) can leave a task's outputs cleaned and
+    not yet restored, never half written; the next run sweeps the staging dir and restores
+    them."""
     lanes = min(_RESTORE_LANES, len(items), os.cpu_count() or 1)
     if lanes < 2:
         return {i: work(i) for i in items}
@@ -582,16 +584,17 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
         entries.append((f.key, entry.artifact.size, entry.artifact.digest))
     paths.update(dict.fromkeys(_workspace_paths(prepared)))
     paths.update(dict.fromkeys(_git_paths(prepared)))
-    refs = _refs(prepared)
+    refs = selection_refs(prepared.options, ws.config.affected_base)
     if refs is None:
         return None
     refs_out = None
     if refs:
         from vx.git import refs_output
 
+        seen = prepared.refs_seen
         refs_out = refs_output(ws.root, refs, prepared.env)
-        if refs_out is None or not refs_out.startswith(f"{prepared.head} ".encode()):
-            return None  # HEAD moved since the run read it
+        if seen is None or seen != (tuple(refs), refs_out) or refs_out is None:
+            return None  # a ref moved while the selection read it
         paths.update(dict.fromkeys(_changed_paths(prepared)))
     ordered = _unwatched_by_git(list(paths), root, prepared.git)
     fingerprints = [_fingerprint(p) for p in ordered]
@@ -636,9 +639,9 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
     }
 
 
-def _refs(prepared: PreparedRun) -> list[str] | None:
-    """The refs the run's selection was read against, HEAD first; [] when it read none, None
-    when one cannot be named safely (the run then keeps no snapshot).
+def selection_refs(options: RunOptions, configured_base: str | None) -> list[str] | None:
+    """The refs a run's selection reads, HEAD first; [] when it reads none, None when one
+    cannot be named safely (the run then keeps no snapshot).
 
     A bare `--affected` lists every base it could have chosen, in the order it tries them: a
     ref that appears later (a fetched `origin/HEAD`) changes the choice, and shows up here as a
@@ -649,7 +652,6 @@ def _refs(prepared: PreparedRun) -> list[str] | None:
     from vx.workspace.changes import check_ref
     from vx.workspace.filter import parse_filter
 
-    options = prepared.options
     texts: list[str] = []
     try:
         for text in options.filters:
@@ -660,8 +662,7 @@ def _refs(prepared: PreparedRun) -> list[str] | None:
             if options.affected.strip():
                 texts.append(check_ref(options.affected, what="--affected").ref)
             else:
-                config = prepared.plan.workspace.config.affected_base
-                texts.extend(default_bases(config, options.ci_bases))
+                texts.extend(default_bases(configured_base, options.ci_bases))
     except UserError:
         return None
     return ["HEAD", *dict.fromkeys(texts)] if texts else []
