@@ -22,13 +22,16 @@ if TYPE_CHECKING:
 
     from vx.cache.index import Index
     from vx.cache.location import CacheLocation
+    from vx.cache.remote.base import RemoteCache
     from vx.events import Event, Notice
     from vx.git import GitSnapshot
+    from vx.plugins.model import Plugin
     from vx.run.context import ExecOptions
     from vx.run.keys import KeySet
     from vx.run.localcache import LocalCache
     from vx.run.outcome import RunOutcome
     from vx.run.plan import RunPlan
+    from vx.run.remotecache import LayeredCache
     from vx.run.session import RunSession
     from vx.util.stopwatch import Stopwatch
     from vx.workspace.model import Workspace
@@ -71,6 +74,7 @@ class RunOptions(NamedTuple):
     force: bool = False
     no_cache: bool = False
     cache: str | None = None
+    download: str = "all"
     cache_dir: str | None = None
     summarize: str | None = None
     tags: tuple[tuple[str, str], ...] = ()
@@ -107,6 +111,8 @@ class PreparedRun(NamedTuple):
     store: Path
     started_ns: int
     config_modules: tuple[str, ...]
+    remote: LayeredCache | None = None  # `cache`, when a plugin supplies a remote layer
+    telemetry: tuple[tuple[str, Callable[[Event], None]], ...] = ()
 
     def close(self) -> str | None:
         """Mark the entries the run used and let go of the index; a line to print, if any."""
@@ -366,12 +372,33 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     notices: list[Notice] = []
     if index.notice:
         notices.append(Notice(f"[vx] {index.notice}"))
-    if names_remote(options.cache):
+    plugins = _load_plugins(ws)
+    off: list[str] = []
+    remote = _remote(plugins, ws, env, off)
+    notices.extend(Notice(f"[vx] {note}") for note in off)
+    if remote is None and names_remote(options.cache):
         notices.append(
             Notice("[vx] --cache names a remote layer, but no plugin supplies one: it is inert")
         )
     notices.extend(Notice(f"[vx] {note}") for note in plan.notes)
-    cache = LocalCache(plan, keys, store=Store(location.store), index=index, axes=axes)
+    cache: LocalCache
+    layered = None
+    if remote is None:
+        cache = LocalCache(plan, keys, store=Store(location.store), index=index, axes=axes)
+    else:
+        from vx.cache.remote.layered import RemoteLayer
+        from vx.run.download import Download, deferrable
+        from vx.run.remotecache import LayeredCache
+
+        cache = layered = LayeredCache(
+            plan,
+            keys,
+            store=Store(location.store),
+            index=index,
+            axes=axes,
+            layer=RemoteLayer(remote, read=axes.remote_read, write=axes.remote_write),
+            deferred=deferrable(plan, Download(options.download)),
+        )
     watch.mark("git, keys, cache")
     return PreparedRun(
         options=options,
@@ -384,7 +411,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
         head=snap.head,
         branch=git.head_branch(snap),
         notices=tuple(notices),
-        label="local cache" if axes.answers and index.off is None else "cache off",
+        label=_label(cache, layered),
         env=env,
         cwd=cwd,
         watch=watch,
@@ -392,7 +419,62 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
         store=location.store,
         started_ns=started_ns,
         config_modules=modules,
+        remote=layered,
+        telemetry=tuple((p.name, p.telemetry) for p in plugins if p.telemetry is not None),
     )
+
+
+def _load_plugins(ws: Workspace) -> tuple[Plugin, ...]:
+    """The workspace's plugins, loaded; () without paying an import when it declares none."""
+    if not ws.config.plugins:
+        return ()
+    from vx.plugins.load import load_plugins
+
+    return load_plugins(
+        ws.config.plugins, config_path=ws.config.path or "vx.workspace", root=ws.root
+    )
+
+
+def _remote(
+    plugins: tuple[Plugin, ...], ws: Workspace, env: Mapping[str, str], notes: list[str]
+) -> RemoteCache | None:
+    """The remote cache the one `cache` plugin builds; two such plugins are refused."""
+    supplying = [p for p in plugins if p.cache is not None]
+    if not supplying:
+        return None
+    if len(supplying) > 1:
+        names = " and ".join(f"'{p.name}'" for p in supplying[:2])
+        raise UserError(
+            ErrorCode.CONFIG,
+            f"{ws.config.path}: plugins {names} both supply a remote cache — keep one of them",
+        )
+    from vx.plugins.model import CacheContext, CacheOff
+
+    plugin = supplying[0]
+    build = plugin.cache
+    if build is None:  # pragma: no cover  supplying holds only plugins with a cache
+        return None
+    try:
+        return build(CacheContext(ws.root, env))
+    except CacheOff as off:
+        notes.append(f"plugin '{plugin.name}' supplies no remote cache this run: {off}")
+        return None
+    except UserError:
+        raise
+    except Exception as err:  # noqa: BLE001  a plugin's defect is one line naming it
+        raise UserError(
+            ErrorCode.CONFIG,
+            f"plugin '{plugin.name}' failed to set up its cache: {type(err).__name__}: {err}",
+        ) from None
+
+
+def _label(cache: LocalCache, layered: LayeredCache | None) -> str:
+    """What the run's header calls its cache."""
+    local = cache.axes.answers and cache.index.off is None
+    if layered is None or not (layered.remote_read or layered.remote_write):
+        return "local cache" if local else "cache off"
+    remote = f"remote cache ({layered.layer.remote.label})"
+    return f"local + {remote}" if local else remote
 
 
 def _exec_options(options: RunOptions, ws: Workspace, env: Mapping[str, str]) -> ExecOptions:
@@ -447,6 +529,8 @@ def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
         if replayed is not None:
             return replayed
     prepared = prepare_run(options)
+    if prepared.telemetry:
+        emit = _tee(emit, prepared.telemetry)
     try:
         return _execute(prepared, emit)
     finally:
@@ -455,6 +539,26 @@ def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
             from vx.events import Notice
 
             emit(Notice(f"[vx] {note}"))
+
+
+def _tee(emit: Sink, telemetry: tuple[tuple[str, Callable[[Event], None]], ...]) -> Sink:
+    """`emit`, then every telemetry plugin; one that raises is told once and called no more."""
+    from vx.events import Notice
+
+    live = dict(telemetry)
+
+    def sink(event: Event) -> None:
+        emit(event)
+        for name, hook in list(live.items()):
+            try:
+                hook(event)
+            except Exception as err:  # noqa: BLE001  telemetry never fails a run
+                live.pop(name, None)
+                emit(
+                    Notice(f"[vx] plugin '{name}' failed in telemetry: {type(err).__name__}: {err}")
+                )
+
+    return sink
 
 
 def _may_replay(options: RunOptions) -> bool:
@@ -499,7 +603,11 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
         sweep_staging((plan.workspace.root, *(p.dir for p in plan.workspace.projects)))
         for notice in prepared.notices:
             emit(notice)
+        if prepared.remote is not None:
+            prepared.remote.attach(session.ctx.emit)
         outcome = session.run()
+        if prepared.remote is not None:
+            prepared.remote.layer.drain()  # uploads finish before the verdict is printed
         prepared.watch.mark("run")
         for notice in _after_run(prepared, outcome):
             emit(notice)
@@ -510,7 +618,7 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
         if session.held_servers():
             outcome = _hold(session, outcome, emit)
             _rerecord(prepared, outcome)
-        elif _may_replay(options):
+        elif _may_replay(options) and not prepared.telemetry:  # a replay would skip telemetry
             from vx.run.warm import remember
 
             remember(prepared, outcome)
