@@ -12,8 +12,11 @@ import http.client
 import json
 import os
 import shutil
+import socket
 import subprocess
+import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -184,3 +187,92 @@ class FaultProxy:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+BGD_CONFIG = """\
+server:
+  - !channel
+    address: "127.0.0.1:{port}"
+    insecure-mode: true
+authorization:
+  method: none
+storages:
+  - !lru-storage &cas
+    size: 256MB
+caches:
+  - !lru-action-cache &ac
+    storage: *cas
+    max-cached-refs: 100000
+    allow-updates: true
+instances:
+  - name: ""
+    services:
+      - !action-cache
+        cache: *ac
+      - !cas
+        storage: *cas
+      - !bytestream
+        storage: *cas
+"""
+
+
+def bgd_binary() -> Path:
+    """BuildGrid's `bgd`, from PATH or a venv the tests install it into; skips when it cannot be.
+
+    BuildGrid pins its own grpcio and protobuf, so it lives in a venv of its own rather than in
+    vx's environment.
+    """
+    found = shutil.which("bgd")
+    if found:
+        return Path(found)
+    venv = tools_dir() / "buildgrid-venv"
+    bgd = venv / "bin" / "bgd"
+    if bgd.is_file():
+        return bgd
+    made = subprocess.run(
+        [sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True, check=False
+    )
+    if made.returncode != 0:
+        pytest.skip(f"could not create a venv for buildgrid: {made.stderr.strip()[-200:]}")
+    done = subprocess.run(
+        [str(venv / "bin" / "pip"), "install", "--quiet", "buildgrid"],
+        capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    if done.returncode != 0 or not bgd.is_file():
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        pytest.skip(f"pip could not install buildgrid: {tail[0]}")
+    return bgd
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def buildgrid_server(workdir: Path) -> Iterator[str]:
+    """A BuildGrid server with in-memory CAS and action cache; yields its grpc:// URL."""
+    bgd = bgd_binary()
+    port = free_port()
+    workdir.mkdir(parents=True, exist_ok=True)
+    config = workdir / "bgd.yml"
+    config.write_text(BGD_CONFIG.format(port=port))
+    log = (workdir / "bgd.log").open("w")
+    proc = subprocess.Popen(
+        [str(bgd), "server", "start", str(config)], stdout=log, stderr=subprocess.STDOUT,
+        cwd=workdir,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+                break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail("bgd did not start:\n" + (workdir / "bgd.log").read_text()[-2000:])
+            time.sleep(0.2)
+        yield f"grpc://127.0.0.1:{port}"
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+        log.close()
