@@ -184,3 +184,29 @@ def test_a_py_workspace_may_pass_plugin_objects(tmp_path: Path) -> None:
         "config = {'plugins': [Plugin('inline', commands={'hi': Command(hi)})]}\n"
     )
     assert run_vx(["hi"], ws, home=tmp_path / "home").assert_ok().out == "hi\n"
+
+
+def test_the_warm_path_replays_without_loading_a_cache_plugin(tmp_path: Path) -> None:
+    module = (
+        "import os\n"
+        "from vx.plugins import Plugin\n"
+        "from vx.plugins.model import CacheOff\n"
+        "with open(os.environ['MARK'], 'a') as fh:\n"
+        "    fh.write('imported\\n')\n"
+        "def no_server(ctx):\n"
+        "    raise CacheOff('no server in this test')\n"
+        "def plugin():\n"
+        "    return Plugin('marker', cache=no_server)\n"
+    )
+    ws = make(tmp_path, ["marker:plugin"], {"marker.py": module})
+    mark = tmp_path / "mark"
+    env = {"MARK": str(mark)}
+    first = run_vx(["run", "build", "--all"], ws, env=env, home=tmp_path / "home").assert_ok()
+    assert "[vx] plugin 'marker' supplies no remote cache this run: no server in this test" in (
+        first.err
+    )
+    run_vx(["run", "build", "--all"], ws, env=env, home=tmp_path / "home").assert_ok()
+    assert mark.read_text() == "imported\n" * 2  # the all-hit run a replay needs first
+    third = run_vx(["run", "build", "--all"], ws, env=env, home=tmp_path / "home").assert_ok()
+    assert mark.read_text() == "imported\n" * 2, "a replay of local hits loads no plugin"
+    assert "no server" not in third.err
