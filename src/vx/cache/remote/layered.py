@@ -72,7 +72,7 @@ class RemoteLayer:
 
     def upload(self, key: str, blob: Callable[[], bytes | None], *, duration_ms: float) -> None:
         """Store what `blob()` builds under `key`, in the background; skipped where the server
-        already has it."""
+        already has it, unless this run does not read the remote (`--force` refreshes it)."""
         if not self.write or self._down:
             return
         future = self._pool.submit(self._store, key, blob, duration_ms)
@@ -108,7 +108,7 @@ class RemoteLayer:
         if self._down:
             return
         try:
-            if self.remote.exists(key):
+            if self.read and self.remote.exists(key):
                 return
             data = blob()
             if data is not None:
