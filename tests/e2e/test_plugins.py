@@ -210,3 +210,11 @@ def test_the_warm_path_replays_without_loading_a_cache_plugin(tmp_path: Path) ->
     third = run_vx(["run", "build", "--all"], ws, env=env, home=tmp_path / "home").assert_ok()
     assert mark.read_text() == "imported\n" * 2, "a replay of local hits loads no plugin"
     assert "no server" not in third.err
+
+
+def test_help_lists_the_plugin_verbs(tmp_path: Path) -> None:
+    ws = make(tmp_path, ["vx_hello:plugin"])
+    out = run_vx(["help"], ws, home=tmp_path / "home").assert_ok().out
+    assert "Plugin commands:\n  hello  greet someone (plugin vx-hello)\n" in out
+    plain = run_vx(["help"], tmp_path, home=tmp_path / "home").assert_ok().out
+    assert "Plugin commands" not in plain

@@ -109,6 +109,7 @@ class HelpSettings(NamedTuple):
 
     verb: str | None
     paint_allowed: bool
+    plugin_verbs: tuple[tuple[str, str], ...] = ()  # (verb, what it does) for the overview
 
 
 class VersionSettings(NamedTuple):
