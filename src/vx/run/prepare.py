@@ -386,6 +386,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     if remote is None:
         cache = LocalCache(plan, keys, store=Store(location.store), index=index, axes=axes)
     else:
+        from vx.cache.remote.envelope import unpack
         from vx.cache.remote.layered import RemoteLayer
         from vx.run.download import Download, deferrable
         from vx.run.remotecache import LayeredCache
@@ -396,7 +397,9 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
             store=Store(location.store),
             index=index,
             axes=axes,
-            layer=RemoteLayer(remote, read=axes.remote_read, write=axes.remote_write),
+            layer=RemoteLayer(
+                remote, decode=unpack, read=axes.remote_read, write=axes.remote_write
+            ),
             deferred=deferrable(plan, Download(options.download)),
         )
     watch.mark("git, keys, cache")

@@ -51,7 +51,7 @@ class LayeredCache(LocalCache):
         store: Store,
         index: Index,
         axes: CacheAxes,
-        layer: RemoteLayer,
+        layer: RemoteLayer[Unpacked],
         deferred: frozenset[TaskId] = frozenset(),
     ) -> None:
         super().__init__(plan, keys, store=store, index=index, axes=axes)
@@ -86,13 +86,10 @@ class LayeredCache(LocalCache):
         if hit is not None or not self.remote_read or not self.cached(tid):
             return hit
         key = self.keys.keys[tid]
-        from vx.cache.remote.envelope import unpack
-
         try:
-            blob = self.layer.fetch(key)
-            if blob is None:
+            unpacked = self.layer.fetch(key)
+            if unpacked is None:
                 return None
-            unpacked = unpack(blob, key)
         except Untrusted as err:
             self._tell(f"{tid}: the remote entry {key} was refused ({err}); running it")
             return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from vx.cache.remote.base import RemoteError, Untrusted
 
@@ -21,26 +21,33 @@ if TYPE_CHECKING:
     from vx.cache.remote.base import RemoteCache
 
 _WORKERS = 8
+T = TypeVar("T")
 
 
-class RemoteLayer:
-    """A `RemoteCache` as one run uses it; safe to call from the run's worker threads."""
+class RemoteLayer(Generic[T]):
+    """A `RemoteCache` as one run uses it; safe to call from the run's worker threads.
+
+    `decode(blob, key)` turns a fetched blob into what the run uses (checking it, raising
+    Untrusted), on the layer's threads, so a prefetched entry is ready to restore.
+    """
 
     def __init__(
         self,
         remote: RemoteCache,
         *,
+        decode: Callable[[bytes, str], T],
         read: bool,
         write: bool,
         notify: Callable[[str], None] | None = None,
         workers: int = _WORKERS,
     ) -> None:
         self.remote = remote
+        self.decode = decode
         self.read = read
         self.write = write
         self.notify = notify
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="vx-remote")
-        self._fetches: dict[str, Future[bytes | None]] = {}
+        self._fetches: dict[str, Future[T | None]] = {}
         self._uploads: list[Future[None]] = []
         self._lock = threading.Lock()
         self._down = False
@@ -57,10 +64,11 @@ class RemoteLayer:
                 if key not in self._fetches:
                     self._fetches[key] = self._pool.submit(self._fetch, key)
 
-    def fetch(self, key: str) -> bytes | None:
-        """The blob for `key` (waiting for its prefetch), None on a miss or a failed server.
+    def fetch(self, key: str) -> T | None:
+        """The decoded entry for `key` (waiting for its prefetch), None on a miss or a failed
+        server.
 
-        Raises Untrusted when the protocol's own check refused what the server sent.
+        Raises Untrusted when the protocol's check or `decode` refused what the server sent.
         """
         if not self.read:
             return None
@@ -91,18 +99,19 @@ class RemoteLayer:
             upload.exception()
         self._pool.shutdown(wait=True, cancel_futures=True)
 
-    def _fetch(self, key: str) -> bytes | None:
+    def _fetch(self, key: str) -> T | None:
         if self._down:
             return None
         try:
-            return self.remote.fetch(key)
+            blob = self.remote.fetch(key)
         except Untrusted:
             raise
         except RemoteError as err:
             self._failed(err)
         except Exception as err:  # noqa: BLE001  a plugin's client failing is a miss, told once
             self._failed(RemoteError(f"{type(err).__name__}: {err}"))
-        return None
+            return None
+        return None if blob is None else self.decode(blob, key)
 
     def _store(self, key: str, blob: Callable[[], bytes | None], duration_ms: float) -> None:
         if self._down:
