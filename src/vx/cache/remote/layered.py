@@ -108,6 +108,7 @@ class RemoteLayer(Generic[T]):
             raise
         except RemoteError as err:
             self._failed(err)
+            return None
         except Exception as err:  # noqa: BLE001  a plugin's client failing is a miss, told once
             self._failed(RemoteError(f"{type(err).__name__}: {err}"))
             return None
