@@ -145,7 +145,7 @@ class LayeredCache(LocalCache):
             return RestoreResult.CORRUPT
         outputs = self.output_globs(self.plan.nodes[tid])
         log = tuple((Stream(s), t) for s, t in unpacked.log)
-        with self._rlock:
+        with self._lock:  # the local cache's: `mark_used` swaps the list under it
             self.used.append(unpacked.key)
         return restore_outputs(store, self.index, entry, outputs, log)
 
