@@ -189,8 +189,7 @@ def test_a_py_workspace_may_pass_plugin_objects(tmp_path: Path) -> None:
 def test_the_warm_path_replays_without_loading_a_cache_plugin(tmp_path: Path) -> None:
     module = (
         "import os\n"
-        "from vx.plugins import Plugin\n"
-        "from vx.plugins.model import CacheOff\n"
+        "from vx.plugins import CacheOff, Plugin\n"
         "with open(os.environ['MARK'], 'a') as fh:\n"
         "    fh.write('imported\\n')\n"
         "def no_server(ctx):\n"

@@ -7,6 +7,6 @@ event of a run). `vx.plugins.turbo:plugin` and `vx.plugins.reapi:plugin` are bui
 
 from __future__ import annotations
 
-from vx.plugins.model import CacheContext, Command, CommandContext, Plugin
+from vx.plugins.model import CacheContext, CacheOff, Command, CommandContext, Plugin
 
-__all__ = ["CacheContext", "Command", "CommandContext", "Plugin"]
+__all__ = ["CacheContext", "CacheOff", "Command", "CommandContext", "Plugin"]
