@@ -24,9 +24,11 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -68,10 +70,9 @@ def start_server(script: Path, store: Path) -> tuple[subprocess.Popen[str], str]
         "TURBO_TOKEN": TOKEN,
         "HOST": "127.0.0.1",
         "PORT": "0",
-        "LOG_LEVEL": "warn",
+        "LOG_LEVEL": "info",  # the "Server listening at" line is at info
         "ENABLE_STATUS_LOG": "false",
     }
-    env["LOG_LEVEL"] = "info"
     proc = subprocess.Popen(
         ["node", str(script)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
@@ -84,15 +85,15 @@ def start_server(script: Path, store: Path) -> tuple[subprocess.Popen[str], str]
         if message.startswith("Server listening at "):
             url = message.removeprefix("Server listening at ").strip()
             # keep draining the log so the server never blocks on a full pipe
-            import threading
-
-            threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
+            threading.Thread(target=proc.stdout.read, daemon=True).start()
             return proc, url
     raise SystemExit("remote: turborepo-remote-cache did not start")
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--packages", "-n", type=int, default=100)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--work", default="/tmp/vx-bench-remote")
@@ -110,9 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     for cmd in (["git", "add", "-A"], ["git", "commit", "-qm", "bench: remote cache plugin"]):
         subprocess.run(cmd, cwd=repo, check=True, stdout=subprocess.DEVNULL)
     proc, url = start_server(script, work / "remote-store")
-    base = {
-        k: v for k, v in os.environ.items() if not k.startswith(("VX_", "TURBO_", "CI"))
-    }
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("VX_", "TURBO_", "CI"))}
     base.update(
         TURBO_API=url, TURBO_TOKEN=TOKEN, TURBO_TEAM=TEAM,
         TURBO_TELEMETRY_DISABLED="1", DO_NOT_TRACK="1", NO_COLOR="1",
@@ -153,18 +152,24 @@ def main(argv: list[str] | None = None) -> int:
                 text = log.read_text(errors="replace")
                 hits = _all_remote(tool, text, args.packages)
                 if sample["rc"] != 0 or not hits:
-                    raise SystemExit(f"remote: {tool} sample {i} was not all remote hits; see {log}")
+                    raise SystemExit(
+                        f"remote: {tool} sample {i} was not all remote hits; see {log}"
+                    )
                 samples[tool].append(sample)
     finally:
         proc.kill()
         proc.wait()
     summary = {tool: cmp.summarize(s) for tool, s in samples.items()}  # type: ignore[attr-defined]
     ratio = summary["vx"]["wall_med"] / summary["turbo"]["wall_med"]
-    print(f"| N={args.packages}: warm run, empty local cache, all remote hits | wall median [min..max] | CPU median |")
+    print(
+        f"| N={args.packages}: warm run, empty local cache, all remote hits | wall median [min..max] | CPU median |"
+    )
     print("| --- | --- | --- |")
     for tool in ("vx", "turbo"):
         s = summary[tool]
-        print(f"| {tool} | {s['wall_med']:.3f} s [{s['wall_min']:.3f}..{s['wall_max']:.3f}] | {s['cpu_med']:.3f} s |")
+        print(
+            f"| {tool} | {s['wall_med']:.3f} s [{s['wall_min']:.3f}..{s['wall_max']:.3f}] | {s['cpu_med']:.3f} s |"
+        )
     print(f"\nvx / turbo (median wall): {ratio:.2f}x")
     out = Path(args.json) if args.json else work / f"remote-n{args.packages}.json"
     out.write_text(json.dumps({"packages": args.packages, "server": url, "summary": summary,
@@ -175,9 +180,7 @@ def main(argv: list[str] | None = None) -> int:
 def _all_remote(tool: str, text: str, packages: int) -> bool:
     """The log shows every task served from the remote cache (nothing executed)."""
     if tool == "vx":
-        return "all cached" in text and "remote" in text
-    import re
-
+        return "all cached" in text and f"{packages} remote" in text
     m = re.findall(r"Cached:\s+(\d+) cached, (\d+) total", text)
     return bool(m) and m[-1][0] == m[-1][1] and int(m[-1][1]) >= packages
 
