@@ -12,8 +12,10 @@ from vx.plugins.model import Plugin
 from vx.util.fuzzy import did_you_mean
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Sequence
+    from collections.abc import Callable, Collection, Mapping, Sequence
     from pathlib import Path
+
+    from vx.cache.remote.base import RemoteCache
 
 
 def load_plugins(
@@ -140,3 +142,42 @@ def workspace_plugins(root: Path, *, reserved: Collection[str] = ()) -> tuple[Pl
     return load_plugins(
         config.plugins, config_path=config.path or "vx.workspace", root=root, reserved=reserved
     )
+
+
+def remote_cache(
+    plugins: tuple[Plugin, ...],
+    *,
+    root: Path,
+    env: Mapping[str, str],
+    config_path: str | None,
+    notes: list[str],
+) -> RemoteCache | None:
+    """The remote cache the one `cache` plugin builds for this run, None without one.
+
+    A plugin with nothing to offer this run (`CacheOff`) adds a line to `notes`; two plugins
+    that both fill the seam, or one whose seam fails, are refused in one line naming it.
+    """
+    supplying = [(p, p.cache) for p in plugins if p.cache is not None]
+    if not supplying:
+        return None
+    if len(supplying) > 1:
+        names = " and ".join(f"'{p.name}'" for p, _ in supplying[:2])
+        raise UserError(
+            ErrorCode.CONFIG,
+            f"{config_path}: plugins {names} both supply a remote cache — keep one of them",
+        )
+    from vx.plugins.model import CacheContext, CacheOff
+
+    plugin, build = supplying[0]
+    try:
+        return build(CacheContext(root, env))
+    except CacheOff as off:
+        notes.append(f"plugin '{plugin.name}' supplies no remote cache this run: {off}")
+        return None
+    except UserError:
+        raise
+    except Exception as err:  # noqa: BLE001  a plugin's defect is one line naming it
+        raise UserError(
+            ErrorCode.CONFIG,
+            f"plugin '{plugin.name}' failed to set up its cache: {type(err).__name__}: {err}",
+        ) from None

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
     from vx.cache.index import Index
     from vx.cache.location import CacheLocation
-    from vx.cache.remote.base import RemoteCache
     from vx.events import Event, Notice
     from vx.git import GitSnapshot
     from vx.plugins.model import Plugin
@@ -373,8 +372,10 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     if index.notice:
         notices.append(Notice(f"[vx] {index.notice}"))
     plugins = _load_plugins(ws)
+    from vx.plugins.load import remote_cache
+
     off: list[str] = []
-    remote = _remote(plugins, ws, env, off)
+    remote = remote_cache(plugins, root=ws.root, env=env, config_path=ws.config.path, notes=off)
     notices.extend(Notice(f"[vx] {note}") for note in off)
     if remote is None and names_remote(options.cache):
         notices.append(
@@ -436,39 +437,6 @@ def _load_plugins(ws: Workspace) -> tuple[Plugin, ...]:
     return load_plugins(
         ws.config.plugins, config_path=ws.config.path or "vx.workspace", root=ws.root
     )
-
-
-def _remote(
-    plugins: tuple[Plugin, ...], ws: Workspace, env: Mapping[str, str], notes: list[str]
-) -> RemoteCache | None:
-    """The remote cache the one `cache` plugin builds; two such plugins are refused."""
-    supplying = [p for p in plugins if p.cache is not None]
-    if not supplying:
-        return None
-    if len(supplying) > 1:
-        names = " and ".join(f"'{p.name}'" for p in supplying[:2])
-        raise UserError(
-            ErrorCode.CONFIG,
-            f"{ws.config.path}: plugins {names} both supply a remote cache — keep one of them",
-        )
-    from vx.plugins.model import CacheContext, CacheOff
-
-    plugin = supplying[0]
-    build = plugin.cache
-    if build is None:  # pragma: no cover  supplying holds only plugins with a cache
-        return None
-    try:
-        return build(CacheContext(ws.root, env))
-    except CacheOff as off:
-        notes.append(f"plugin '{plugin.name}' supplies no remote cache this run: {off}")
-        return None
-    except UserError:
-        raise
-    except Exception as err:  # noqa: BLE001  a plugin's defect is one line naming it
-        raise UserError(
-            ErrorCode.CONFIG,
-            f"plugin '{plugin.name}' failed to set up its cache: {type(err).__name__}: {err}",
-        ) from None
 
 
 def _label(cache: LocalCache, layered: LayeredCache | None) -> str:
@@ -533,7 +501,9 @@ def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
             return replayed
     prepared = prepare_run(options)
     if prepared.telemetry:
-        emit = _tee(emit, prepared.telemetry)
+        from vx.run.telemetry import tee
+
+        emit = tee(emit, prepared.telemetry)
     try:
         return _execute(prepared, emit)
     finally:
@@ -542,26 +512,6 @@ def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
             from vx.events import Notice
 
             emit(Notice(f"[vx] {note}"))
-
-
-def _tee(emit: Sink, telemetry: tuple[tuple[str, Callable[[Event], None]], ...]) -> Sink:
-    """`emit`, then every telemetry plugin; one that raises is told once and called no more."""
-    from vx.events import Notice
-
-    live = dict(telemetry)
-
-    def sink(event: Event) -> None:
-        emit(event)
-        for name, hook in list(live.items()):
-            try:
-                hook(event)
-            except Exception as err:  # noqa: BLE001  telemetry never fails a run
-                live.pop(name, None)
-                emit(
-                    Notice(f"[vx] plugin '{name}' failed in telemetry: {type(err).__name__}: {err}")
-                )
-
-    return sink
 
 
 def _may_replay(options: RunOptions) -> bool:
