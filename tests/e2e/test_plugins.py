@@ -217,3 +217,28 @@ def test_help_lists_the_plugin_verbs(tmp_path: Path) -> None:
     assert "Plugin commands:\n  hello  greet someone (plugin vx-hello)\n" in out
     plain = run_vx(["help"], tmp_path, home=tmp_path / "home").assert_ok().out
     assert "Plugin commands" not in plain
+
+
+def test_a_failing_telemetry_hook_is_told_once_and_the_run_goes_on(tmp_path: Path) -> None:
+    module = (
+        "from vx.plugins import Plugin\n"
+        "def hook(event):\n    raise OSError('collector down')\n"
+        "def plugin():\n    return Plugin('spy', telemetry=hook)\n"
+    )
+    ws = make(tmp_path, ["spy:plugin"], {"spy.py": module})
+    result = run_vx(["run", "build", "--all"], ws, home=tmp_path / "home").assert_ok()
+    lines = [line for line in result.err.splitlines() if "spy" in line]
+    assert lines == ["[vx] plugin 'spy' failed in telemetry: OSError: collector down"]
+
+
+def test_two_cache_plugins_are_refused(tmp_path: Path) -> None:
+    module = (
+        "from vx.plugins import Plugin\n"
+        "def plugin():\n    return Plugin('other-cache', cache=lambda ctx: None)\n"
+    )
+    ws = make(tmp_path, ["vx.plugins.turbo:plugin", "other:plugin"], {"other.py": module})
+    result = run_vx(["run", "build", "--all"], ws, home=tmp_path / "home").assert_code(1)
+    assert result.err == (
+        "vx.workspace.json: plugins 'vx-turbo' and 'other-cache' both supply a remote cache"
+        " — keep one of them\n"
+    )
