@@ -221,3 +221,16 @@ def test_without_a_token_the_run_is_local_and_says_so(tmp_path: Path) -> None:
         "[vx] plugin 'vx-turbo' supplies no remote cache this run: TURBO_TOKEN is not set"
         in result.err
     )
+
+
+def test_a_refused_token_is_told_once_without_the_token(tmp_path: Path) -> None:
+    origin = make_git_workspace(tmp_path / "origin", files())
+    wrong = "wrong-9c1d7e"
+    with turbo_server(tmp_path / "storage") as server:
+        env = {**env_for(server.url), "TURBO_TOKEN": wrong}
+        result = run_vx(["run", "build", "--all", "--output-logs=full"], origin, env=env,
+                        home=tmp_path / "h").assert_ok()  # fmt: skip
+    assert set(outcomes(result).values()) == {"success"}
+    [notice] = notices(result)
+    assert "the server refused the token (HTTP 401) — check TURBO_TOKEN and TURBO_TEAM" in notice
+    assert wrong not in result.out + result.err
