@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from vx.ids import TaskId
@@ -30,17 +30,49 @@ class Download(StrEnum):
 
 def deferrable(plan: RunPlan, mode: Download) -> frozenset[TaskId]:
     """The tasks whose remote hits may keep their outputs remote under `mode`."""
+    return deferral(plan, mode).deferred
+
+
+class Deferral(NamedTuple):
+    """What `--download` defers: the tasks, and each candidate kept eager with the reader that
+    kept it (`runtime` names the task whose runtime input stopped every deferral)."""
+
+    deferred: frozenset[TaskId]
+    eager: tuple[tuple[TaskId, TaskId], ...] = ()
+    runtime: TaskId | None = None
+
+    def note(self, mode: Download) -> str | None:
+        """The line `--dry` prints about it; None for `--download=all`."""
+        if mode is Download.ALL:
+            return None
+        if self.runtime is not None:
+            return (
+                f"--download={mode}: nothing keeps its outputs remote — {self.runtime} declares"
+                " a runtime input, whose reads vx cannot bound"
+            )
+        n = len(self.deferred)
+        whose = "its" if n == 1 else "their"
+        line = f"--download={mode}: {_count(n)} would keep {whose} outputs remote"
+        if self.deferred:
+            line += f" on a remote hit ({', '.join(str(t) for t in sorted(self.deferred))})"
+        if self.eager:
+            kept = "; ".join(f"{t}, which {r} could read" for t, r in self.eager)
+            line += f"; kept eager: {kept}"
+        return line
+
+
+def deferral(plan: RunPlan, mode: Download) -> Deferral:
+    """Which remote hits may keep their outputs remote under `mode`, and which may not, why."""
     if mode is Download.ALL:
-        return frozenset()
+        return Deferral(frozenset())
     nodes = [n for n in plan.nodes.values() if n.runs]
-    if any(
-        n.task.cache_spec
-        and (n.task.cache_spec.inputs.runtime or n.task.cache_spec.inputs.workspace_runtime)
-        for n in nodes
-    ):
-        return frozenset()
+    for n in nodes:
+        spec = n.task.cache_spec
+        if spec and (spec.inputs.runtime or spec.inputs.workspace_runtime):
+            return Deferral(frozenset(), runtime=n.id)
     reads = {n.id: _reads(n) for n in nodes}
     out: set[TaskId] = set()
+    eager: list[tuple[TaskId, TaskId]] = []
     for node in nodes:
         spec = node.task.cache_spec
         if spec is None or (mode is Download.TOPLEVEL and node.surfaced):
@@ -48,15 +80,23 @@ def deferrable(plan: RunPlan, mode: Download) -> frozenset[TaskId]:
         writes = _writes(node)
         if not writes:
             continue
-        if not any(
-            _overlap(w, r)
-            for other, rs in reads.items()
-            if other != node.id
-            for r in rs
-            for w in writes
-        ):
+        reader = next(
+            (
+                other
+                for other, rs in sorted(reads.items())
+                if other != node.id and any(_overlap(w, r) for r in rs for w in writes)
+            ),
+            None,
+        )
+        if reader is None:
             out.add(node.id)
-    return frozenset(out)
+        else:
+            eager.append((node.id, reader))
+    return Deferral(frozenset(out), tuple(sorted(eager)))
+
+
+def _count(n: int) -> str:
+    return "1 task" if n == 1 else f"{n} tasks"
 
 
 def _prefix(rel_dir: str, pattern: str) -> tuple[str, ...]:

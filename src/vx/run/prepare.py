@@ -143,6 +143,14 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
     env = _env(options)
     axes = resolve_axes(options.cache, no_cache=options.no_cache, force=options.force)
     plan, _ = _plan(options, watch)
+    if options.download != "all":
+        import dataclasses
+
+        from vx.run.download import Download, deferral
+
+        mode = Download(options.download)
+        note = deferral(plan, mode).note(mode)
+        plan = dataclasses.replace(plan, notes=(*plan.notes, *((note,) if note else ())))
     snap = git.snapshot(plan.workspace.root, env=env)
     location = _locate(options, plan.workspace, snap, keep=False)
     keys = _keys(plan, snap, location, env)

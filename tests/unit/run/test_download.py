@@ -9,7 +9,7 @@ from tests.unit.graph.wsbuild import make_ws
 
 from vx.graph.build import build_graph
 from vx.ids import TaskId
-from vx.run.download import Download, deferrable
+from vx.run.download import Download, deferrable, deferral
 from vx.run.plan import RunPlan, make_plan
 from vx.workspace.model import CacheInputs, CacheOutputs, CacheSpec
 
@@ -72,3 +72,22 @@ def test_a_workspace_wide_input_reads_every_project() -> None:
     everything = CacheSpec(CacheInputs(files=(), workspace_files=("**",)), CacheOutputs())
     plan = plan_with({"lib#test": everything}, "app#build", "lib#test")
     assert deferrable(plan, Download.NONE) == frozenset()
+
+
+def test_the_dry_note_names_what_is_deferred_and_what_is_kept() -> None:
+    reads_dist = CacheSpec(CacheInputs(files=("src/**", "dist/**")), CacheOutputs())
+    plan = plan_with({"lib#test": reads_dist}, "app#build", "lib#test")
+    assert deferral(plan, Download.NONE).note(Download.NONE) == (
+        "--download=none: 1 task would keep its outputs remote on a remote hit (app#build);"
+        " kept eager: lib#build, which lib#test could read"
+    )
+    assert deferral(plan, Download.ALL).note(Download.ALL) is None
+
+
+def test_the_dry_note_names_the_runtime_input_that_stops_deferral() -> None:
+    probe = CacheSpec(CacheInputs(files=("src/**",), runtime=("node -v",)), CacheOutputs())
+    plan = plan_with({"lib#test": probe}, "app#build", "lib#test")
+    assert deferral(plan, Download.TOPLEVEL).note(Download.TOPLEVEL) == (
+        "--download=toplevel: nothing keeps its outputs remote — lib#test declares a runtime"
+        " input, whose reads vx cannot bound"
+    )
