@@ -127,6 +127,8 @@ def test_remote_axes_and_download_modes(tmp_path: Path) -> None:
         missed = run_vx(run, second, env=env, home=tmp_path / "h2").assert_ok()
         assert set(outcomes(missed).values()) == {"success"}, "remote:r uploaded nothing"
         third = clone(origin, tmp_path / "three")
+        (third / "packages/a/dist").mkdir(parents=True)
+        (third / "packages/a/dist/out.txt").write_text("an older build\n")  # cleaned, not kept
         top = run_vx(["run", "c#build", "--download=toplevel", "--output-logs=full"], third,
                      env=env, home=tmp_path / "h3").assert_ok()  # fmt: skip
         assert set(outcomes(top).values()) == {"restored-remote"}

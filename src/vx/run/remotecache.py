@@ -104,10 +104,23 @@ class LayeredCache(LocalCache):
         with self._rlock:
             unpacked = self._remote.pop(tid)
         if tid in self.deferred:
+            self._clear_stale(tid, unpacked)
             with self._rlock:
                 self._held[tid] = unpacked
             return RestoreResult.UP_TO_DATE
         return self._land(tid, unpacked)
+
+    def _clear_stale(self, tid: TaskId, unpacked: Unpacked) -> None:
+        """Clean a deferred task's declared outputs unless they already are the entry's: what
+        is left on disk is then this key's outputs or nothing, never an older build's."""
+        from vx.cache.outputs import clean_outputs, output_paths
+
+        base, patterns, stops = self.output_globs(self.plan.nodes[tid])
+        if not patterns:
+            return
+        present = output_paths(base, patterns, stop_at=stops)
+        if not self.store.up_to_date(base, unpacked.info, present):
+            clean_outputs(base, patterns, stop_at=stops)
 
     def prepare(self, tid: TaskId) -> None:
         """Bring home the deferred outputs of every task this one depends on, then clean."""
