@@ -70,7 +70,14 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> HelpSettings
 
 def _plugin_rows(cwd: Path) -> tuple[tuple[str, str], ...]:
     """The verbs the workspace's plugins add, each with its plugin's name; () where there are
-    none, or where they do not load (running the verb says why)."""
+    none, or where they do not load (running the verb says why).
+
+    Only a `vx.workspace.*` here or above can declare plugins: without one the help loads
+    nothing of the engine.
+    """
+    names = [f"vx.workspace{suffix}" for suffix in (".json", ".toml", ".py")]
+    if not any((d / n).is_file() for d in (cwd, *cwd.parents) for n in names):
+        return ()
     from vx.cli.plugincmd import plugin_verbs
     from vx.errors import UserError
 
