@@ -70,3 +70,37 @@ def test_without_grpcio_the_plugin_is_refused_naming_the_extra(tmp_path: Path) -
     assert result.err == (
         "plugin 'vx-reapi' needs grpcio, which is not installed — pip install 'vx[reapi]'\n"
     )
+
+
+@pytest.mark.usefixtures("grpc_installed")
+def test_an_entry_filed_under_another_key_is_refused(tmp_path: Path) -> None:
+    from vx.cache.remote.reapi import ReapiCache, ReapiConfig
+
+    origin = make_git_workspace(tmp_path / "origin", files(plugin=PLUGIN))
+    run = ["run", "build", "--all", "--output-logs=full"]
+    with buildgrid_server(tmp_path / "bgd") as url:
+        env = {"VX_REAPI_URL": url}
+        first = clone(origin, tmp_path / "one")
+        run_vx(run, first, env=env, home=tmp_path / "h1").assert_ok()
+        plan = run_vx([*run, "--dry=json"], first, env=env, home=tmp_path / "h1").assert_ok()
+        keys = {t["id"]: t["hash"] for t in plan.json()["tasks"]}
+        client = ReapiCache(ReapiConfig(url))
+        stolen = client.fetch(keys["a#build"])
+        assert stolen is not None
+        client.store(keys["b#build"], stolen, duration_ms=1.0)  # b's key now serves a's entry
+        second = clone(origin, tmp_path / "two")
+        result = run_vx(run, second, env=env, home=tmp_path / "h2").assert_ok()
+        third = clone(origin, tmp_path / "three")
+        healed = run_vx(run, third, env=env, home=tmp_path / "h3").assert_ok()
+    assert set(outcomes(healed).values()) == {"restored-remote"}, "b's upload replaced the bad one"
+    assert outcomes(result) == {
+        "a#build": "restored-remote",
+        "b#build": "success",
+        "c#build": "restored-remote",
+    }
+    [refused] = [line for line in result.err.splitlines() if "was refused" in line]
+    assert refused == (
+        f"[vx] b#build: the remote entry {keys['b#build']} was refused (it holds the entry for"
+        f" key {keys['a#build']}); running it"
+    )
+    assert (second / "packages/b/dist/out.txt").read_text() == "b\n"

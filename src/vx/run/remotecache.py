@@ -61,6 +61,7 @@ class LayeredCache(LocalCache):
         self.deferred = deferred
         self._remote: dict[TaskId, Unpacked] = {}
         self._held: dict[TaskId, Unpacked] = {}
+        self._refused: set[TaskId] = set()  # their remote entries are replaced by this run's
         self._scratch: Path | None = None
         self._emit: Callable[[Event], None] | None = None
         self._rlock = threading.Lock()
@@ -92,6 +93,8 @@ class LayeredCache(LocalCache):
                 return None
         except Untrusted as err:
             self._tell(f"{tid}: the remote entry {key} was refused ({err}); running it")
+            with self._rlock:
+                self._refused.add(tid)
             return None
         with self._rlock:
             self._remote[tid] = unpacked
@@ -141,6 +144,7 @@ class LayeredCache(LocalCache):
                 key,
                 lambda: self._blob(tid, key, log, produced),
                 duration_ms=produced.duration_ms,
+                replace=tid in self._refused,
             )
         return note
 

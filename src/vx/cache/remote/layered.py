@@ -78,12 +78,20 @@ class RemoteLayer(Generic[T]):
             return self._fetch(key)
         return future.result()
 
-    def upload(self, key: str, blob: Callable[[], bytes | None], *, duration_ms: float) -> None:
+    def upload(
+        self,
+        key: str,
+        blob: Callable[[], bytes | None],
+        *,
+        duration_ms: float,
+        replace: bool = False,
+    ) -> None:
         """Store what `blob()` builds under `key`, in the background; skipped where the server
-        already has it, unless this run does not read the remote (`--force` refreshes it)."""
+        already has it, unless `replace` (what it holds was refused) or this run does not read
+        the remote (`--force` refreshes it)."""
         if not self.write or self._down:
             return
-        future = self._pool.submit(self._store, key, blob, duration_ms)
+        future = self._pool.submit(self._store, key, blob, duration_ms, replace or not self.read)
         with self._lock:
             self._uploads.append(future)
 
@@ -114,11 +122,13 @@ class RemoteLayer(Generic[T]):
             return None
         return None if blob is None else self.decode(blob, key)
 
-    def _store(self, key: str, blob: Callable[[], bytes | None], duration_ms: float) -> None:
+    def _store(
+        self, key: str, blob: Callable[[], bytes | None], duration_ms: float, replace: bool
+    ) -> None:
         if self._down:
             return
         try:
-            if self.read and self.remote.exists(key):
+            if not replace and self.remote.exists(key):
                 return
             data = blob()
             if data is not None:
