@@ -35,8 +35,24 @@ def tools_dir() -> Path:
     return Path(os.environ.get("VX_TEST_TOOLS") or Path.home() / ".cache" / "vx-tests")
 
 
+@contextlib.contextmanager
+def _install_lock(name: str) -> Iterator[None]:
+    """One installer at a time per tool, across pytest-xdist workers."""
+    import fcntl
+
+    tools_dir().mkdir(parents=True, exist_ok=True)
+    with (tools_dir() / f".{name}.lock").open("w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
 def turbo_server_script() -> Path:
     """The server's entry script, installed on first use; skips when it cannot be."""
+    with _install_lock("turborepo-remote-cache"):
+        return _turbo_server_script()
+
+
+def _turbo_server_script() -> Path:
     prefix = tools_dir() / f"turborepo-remote-cache-{TURBO_VERSION}"
     script = prefix / "node_modules" / "turborepo-remote-cache" / "dist" / "cli.js"
     if script.is_file():
@@ -225,6 +241,11 @@ def bgd_binary() -> Path:
     found = shutil.which("bgd")
     if found:
         return Path(found)
+    with _install_lock("buildgrid"):
+        return _bgd_in_venv()
+
+
+def _bgd_in_venv() -> Path:
     venv = tools_dir() / "buildgrid-venv"
     bgd = venv / "bin" / "bgd"
     if bgd.is_file():
