@@ -325,10 +325,19 @@ def test_a_default_build_is_no_task_to_hint(vx, workspace):
             ),
         ),
         (["daemon", "status"], "vx runs no daemon: drop it"),
-        (["login"], "vx has no account to log in to, and no remote cache yet"),
+        (
+            ["login"],
+            "vx has no account to log in to: the turbo remote-cache plugin reads TURBO_TOKEN (docs/plugins.md)",
+        ),
         (["logout"], "vx has no account to log out of: drop it"),
-        (["link"], "vx has no remote cache to link yet"),
-        (["unlink"], "vx has no remote cache to unlink: drop it"),
+        (
+            ["link"],
+            "a remote cache is a plugin named in vx.workspace.* (docs/plugins.md): nothing to link",
+        ),
+        (
+            ["unlink"],
+            "a remote cache is a plugin named in vx.workspace.*: remove it there to unlink",
+        ),
         (
             ["migrate"],
             (

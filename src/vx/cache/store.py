@@ -104,6 +104,18 @@ class Store:
                 where = str(path)
             raise SaveFailed(where, _reason(err)) from err
 
+    def put_bytes(self, key: str, data: bytes) -> None:
+        """Keep an artifact that arrived whole and already checked (a remote hit) as `key`'s.
+
+        It replaces whatever lies there: a row-less leftover must not shadow bytes whose row
+        is written next.
+        """
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.artifact(key), data)
+        except OSError as err:
+            raise SaveFailed(str(self.artifact(key)), _reason(err)) from err
+
     def restore(self, key: str, project_dir: Path, expected: ArtifactInfo) -> None:
         """Place `key`'s outputs under `project_dir` (its outputs already cleaned).
 

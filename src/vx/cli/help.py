@@ -61,22 +61,56 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> HelpSettings
         from vx.cli.unknown import refuse_unknown
 
         refuse_unknown(name, (), cwd=cwd)
-    return HelpSettings(name, paint_allowed=decide_color(None, env, is_tty=True))
+    return HelpSettings(
+        name,
+        paint_allowed=decide_color(None, env, is_tty=True),
+        plugin_verbs=_plugin_rows(cwd) if name is None else (),
+    )
+
+
+def _plugin_rows(cwd: Path) -> tuple[tuple[str, str], ...]:
+    """The verbs the workspace's plugins add, each with its plugin's name; () where there are
+    none, or where they do not load (running the verb says why).
+
+    Only a `vx.workspace.*` here or above can declare plugins: without one the help loads
+    nothing of the engine.
+    """
+    names = [f"vx.workspace{suffix}" for suffix in (".json", ".toml", ".py")]
+    if not any((d / n).is_file() for d in (cwd, *cwd.parents) for n in names):
+        return ()
+    from vx.cli.plugincmd import plugin_verbs
+    from vx.errors import UserError
+
+    try:
+        found = plugin_verbs(cwd)
+    except UserError:
+        return ()
+    if found is None:
+        return ()
+    rows: dict[str, str] = {}
+    for plugin in found[1]:
+        for verb, command in plugin.commands.items():
+            what = command.description or "a plugin command"
+            rows.setdefault(verb, f"{what} (plugin {plugin.name})")
+    return tuple(rows.items())
 
 
 def execute(settings: HelpSettings, streams: Streams) -> int:
     """Print the overview or one verb's page."""
-    page = overview() if settings.verb is None else verb_page(settings.verb)
+    page = overview(settings.plugin_verbs) if settings.verb is None else verb_page(settings.verb)
     paint = settings.paint_allowed and streams.out_is_tty()
     streams.out.write(painted(page) if paint else page)
     return 0
 
 
-def overview() -> str:
-    """Every verb's usage lines and summary, then what holds for all of them."""
+def overview(plugin_verbs: tuple[tuple[str, str], ...] = ()) -> str:
+    """Every verb's usage lines and summary, the workspace's plugin verbs, then what holds for
+    all of them."""
     lines = [f"vx {__version__} — runs a monorepo's tasks in dependency order, from a cache", ""]
     lines += ["Usage:", *(f"  {s}" for v in verbs.VERBS for s in v.synopsis), ""]
     lines += _section(Section("Verbs", tuple((v.name, v.summary) for v in verbs.VERBS)))
+    if plugin_verbs:
+        lines += _section(Section("Plugin commands", plugin_verbs))
     for section in _META:
         lines += _section(section)
     lines.append("vx help VERB (or vx VERB --help) prints one verb's page.")

@@ -40,13 +40,32 @@ def execute(settings: InfoSettings, streams: Streams) -> int:
     """Gather the facts once and print them as rows or as JSON."""
     from vx.history.info import gather
 
-    info = gather(settings.cwd, env=settings.env, flag=settings.cache_dir)
+    info = _with_plugins(gather(settings.cwd, env=settings.env, flag=settings.cache_dir))
     if settings.format is OutputFormat.JSON:
         streams.out.write(json.dumps(document(info), indent=2, ensure_ascii=False) + "\n")
     else:
         home = settings.env.get("HOME")
         streams.out.write(text(info, home=Path(home) if home else None))
     return 0
+
+
+def _with_plugins(info: Info) -> Info:
+    """The declared plugins loaded, each with the seams it fills; one that does not load is a
+    config error row, as a run would stop on it, and keeps its declared name."""
+    if not info.plugins:
+        return info
+    import dataclasses
+
+    from vx.cli import verbs
+    from vx.errors import UserError
+    from vx.plugins.load import workspace_plugins
+
+    try:
+        loaded = workspace_plugins(info.root, reserved=verbs.names())
+    except UserError as err:
+        where, _, message = err.message.partition(": ")
+        return dataclasses.replace(info, config_errors=(*info.config_errors, (where, message)))
+    return dataclasses.replace(info, plugins=tuple((p.name, p.seams) for p in loaded))
 
 
 def document(info: Info) -> dict[str, Any]:
@@ -67,7 +86,7 @@ def document(info: Info) -> dict[str, Any]:
         "projects": info.projects,
         "tasks": info.tasks,
         "configErrors": [{"path": p, "message": m} for p, m in info.config_errors],
-        "plugins": [{"name": name, "seams": []} for name in info.plugins],
+        "plugins": [{"name": name, "seams": list(seams)} for name, seams in info.plugins],
         "workers": {
             "count": info.workers.count,
             "source": info.workers.source,
@@ -135,7 +154,7 @@ def text(info: Info, *, home: Path | None) -> str:
         ("projects", _projects(info)),
     ]
     rows += [("config errors", f"{path}: {message}") for path, message in info.config_errors]
-    plugins = "; ".join(info.plugins)
+    plugins = "; ".join(f"{n} ({', '.join(s)})" if s else n for n, s in info.plugins)
     rows.append(("plugins", f"{len(info.plugins)} — {plugins}" if plugins else "none"))
     rows.append(("workers", _workers(info)))
     if info.memory is not None:

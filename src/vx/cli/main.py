@@ -86,9 +86,15 @@ def dispatch(args: Sequence[str], *, env: Mapping[str, str], cwd: Path, streams:
                 message += " — flags go after the verb (vx help lists the verbs)"
         raise UserError(ErrorCode.USAGE, message)
     if verbs.find(first) is None:
+        from vx.cli.plugincmd import declared_verbs, plugin_verbs, run_plugin_verb
         from vx.cli.unknown import refuse_unknown
 
-        refuse_unknown(first, rest, cwd=cwd)
+        found = plugin_verbs(cwd) if not first.startswith("-") else None
+        if found is not None:
+            code = run_plugin_verb(first, rest, env=env, cwd=cwd, streams=streams, found=found)
+            if code is not None:
+                return code
+        refuse_unknown(first, rest, cwd=cwd, plugin_verbs=declared_verbs(found))
     return run_verb(first, rest, env=env, cwd=cwd, streams=streams)
 
 

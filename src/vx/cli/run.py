@@ -98,9 +98,18 @@ FLAGS = (
     Flag("--no-cache", "no cache reads or writes; declared outputs are left alone"),
     Flag(
         "--cache",
-        "per-layer reads and writes, e.g. local:r or local:rw,remote:",
+        "per-layer reads and writes: local:<r|w|rw>, remote:<r|w|rw>, comma-separated"
+        " (local:r, local:rw,remote:r, remote: for no remote layer)",
         Takes.VALUE,
         metavar="<spec>",
+    ),
+    Flag(
+        "--download",
+        "where a remote hit's outputs land: all (default) restores every one; toplevel only"
+        " the requested tasks'; none none, until a task running here depends on them",
+        Takes.VALUE,
+        metavar="<mode>",
+        choices=("all", "toplevel", "none"),
     ),
     Flag(
         "--cache-dir",
@@ -309,6 +318,7 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
         force=args.switch("force"),
         no_cache=args.switch("no-cache"),
         cache=_cache_spec(args.text("cache")),
+        download=args.text("download") or "all",
         cache_dir=args.text("cache-dir"),
         summarize=summarize,
         tags=tuple(_tag(t) for t in args.texts("tag")),

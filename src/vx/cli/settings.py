@@ -108,6 +108,7 @@ class HelpSettings(NamedTuple):
 
     verb: str | None
     paint_allowed: bool
+    plugin_verbs: tuple[tuple[str, str], ...] = ()  # (verb, what it does) for the overview
 
 
 class VersionSettings(NamedTuple):

@@ -28,27 +28,37 @@ SCOPE_FLAGS = frozenset({"--all"})
 _PLAIN = re.compile(r"[\w@%+=:,./-][\w@%+=:,./#-]*")
 
 
-def refuse_unknown(word: str, rest: Sequence[str], *, cwd: Path) -> NoReturn:
+def refuse_unknown(
+    word: str, rest: Sequence[str], *, cwd: Path, plugin_verbs: Sequence[str] = ()
+) -> NoReturn:
     """Refuse `vx <word> <rest…>` with the nearest thing that would work."""
-    raise UserError(ErrorCode.UNKNOWN_COMMAND, explain(word, rest, cwd=cwd))
+    raise UserError(
+        ErrorCode.UNKNOWN_COMMAND, explain(word, rest, cwd=cwd, plugin_verbs=plugin_verbs)
+    )
 
 
-def explain(word: str, rest: Sequence[str], *, cwd: Path) -> str:
+def explain(word: str, rest: Sequence[str], *, cwd: Path, plugin_verbs: Sequence[str] = ()) -> str:
     """The one line that refuses `word` as a verb.
 
     The workspace is loaded only here, to tell a task from a typo; a workspace that does not
-    load leaves the verb-only answer.
+    load leaves the verb-only answer. The verbs the workspace's plugins declare are near
+    words too, and listed after core's.
     """
     head = f'unknown command: "{clip(word)}"'
     foreign = FOREIGN.get(word)
     if foreign is not None:
         return f"{head} — {foreign(rest)}"
-    verb = did_you_mean(word, verbs.names())
+    verb = did_you_mean(word, (*verbs.names(), *plugin_verbs))
     task = _as_task(word, rest, cwd, verb) if not word.startswith("-") else None
     if task is not None:
         return f"{head} — {task}"
     if verb is not None:
         return f"{head} — did you mean {clip(verb)}?"
+    if plugin_verbs:
+        return (
+            f"{head}; commands: {listing(verbs.names())}; plugin commands:"
+            f" {listing(plugin_verbs)} (vx help describes them)"
+        )
     return f"{head}; commands: {listing(verbs.names())} (vx help describes them)"
 
 
@@ -179,10 +189,15 @@ FOREIGN: dict[str, Callable[[Sequence[str]], str]] = {
         " to wipe the cache, delete the cache store vx info names"
     ),
     "daemon": _say("vx runs no daemon: drop it"),
-    "login": _say("vx has no account to log in to, and no remote cache yet"),
+    "login": _say(
+        "vx has no account to log in to: the turbo remote-cache plugin reads TURBO_TOKEN"
+        " (docs/plugins.md)"
+    ),
     "logout": _say("vx has no account to log out of: drop it"),
-    "link": _say("vx has no remote cache to link yet"),
-    "unlink": _say("vx has no remote cache to unlink: drop it"),
+    "link": _say(
+        "a remote cache is a plugin named in vx.workspace.* (docs/plugins.md): nothing to link"
+    ),
+    "unlink": _say("a remote cache is a plugin named in vx.workspace.*: remove it there to unlink"),
     "migrate": _say(
         "vx has no migrator yet: declare each package's tasks in a vx.config.json"
         " (docs/config.md shows every field)"

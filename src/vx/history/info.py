@@ -70,7 +70,7 @@ class Info:
     projects: int
     tasks: int
     config_errors: tuple[tuple[str, str], ...]
-    plugins: tuple[str, ...]
+    plugins: tuple[tuple[str, tuple[str, ...]], ...]  # (name, seams) in declaration order
     workers: Workers
     memory: MemoryBudget | None
     cache: CacheFacts | None
@@ -121,12 +121,17 @@ def gather(
         projects=projects,
         tasks=tasks,
         config_errors=tuple(errors),
-        plugins=config.plugins if config else (),
+        plugins=tuple((_plugin_name(p), ()) for p in config.plugins) if config else (),
         workers=_workers(config, cpus),
         memory=memory_budget(),
         cache=cache,
         history=history,
     )
+
+
+def _plugin_name(entry: object) -> str:
+    """A declared plugin as written (`module:factory`), or the name an object passed carries."""
+    return entry if isinstance(entry, str) else str(getattr(entry, "name", type(entry).__name__))
 
 
 def _count(cwd: Path) -> tuple[int, int, list[tuple[str, str]]]:

@@ -34,6 +34,7 @@ class Hit:
     log: tuple[tuple[Stream, str], ...]
     duration_ms: float
     cpu_ms: float | None
+    remote: bool = False  # the entry came from the remote layer this run
 
 
 @dataclass(frozen=True, slots=True)

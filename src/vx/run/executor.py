@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from vx.ids import TaskId
+    from vx.run.caching import Hit
     from vx.run.context import RunContext
     from vx.run.plan import PlanNode
     from vx.run.process import ProcessResult, ProcessSpec
@@ -80,7 +81,7 @@ class Executor:
             TaskFinished(
                 tid,
                 TaskStatus.SUCCESS,
-                CacheOutcome.LOCAL if restored else CacheOutcome.UP_TO_DATE,
+                _hit_outcome(hit, restored=restored),
                 duration_ms=(self.clock() - started) * 1000,
                 exit_code=0,
                 key=hit.key,
@@ -334,6 +335,13 @@ class _ReadyCapture(_Capture):
             if self.pattern.search(self.tail):
                 self.ready.set()
         self.log.clear()  # a server's output is streamed, never saved
+
+
+def _hit_outcome(hit: Hit, *, restored: bool) -> CacheOutcome:
+    """A remote hit says so whether or not it wrote outputs; a local one, whether it did."""
+    if hit.remote:
+        return CacheOutcome.REMOTE
+    return CacheOutcome.LOCAL if restored else CacheOutcome.UP_TO_DATE
 
 
 def _own_peak(peak: int | None) -> int | None:

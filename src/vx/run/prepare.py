@@ -24,11 +24,13 @@ if TYPE_CHECKING:
     from vx.cache.location import CacheLocation
     from vx.events import Event, Notice
     from vx.git import GitSnapshot
+    from vx.plugins.model import Plugin
     from vx.run.context import ExecOptions
     from vx.run.keys import KeySet
     from vx.run.localcache import LocalCache
     from vx.run.outcome import RunOutcome
     from vx.run.plan import RunPlan
+    from vx.run.remotecache import LayeredCache
     from vx.run.session import RunSession
     from vx.util.stopwatch import Stopwatch
     from vx.workspace.model import Workspace
@@ -72,6 +74,7 @@ class RunOptions(NamedTuple):
     force: bool = False
     no_cache: bool = False
     cache: str | None = None
+    download: str = "all"
     cache_dir: str | None = None
     summarize: str | None = None
     tags: tuple[tuple[str, str], ...] = ()
@@ -112,6 +115,8 @@ class PreparedRun(NamedTuple):
     started_ns: int
     config_modules: tuple[str, ...]
     refs_seen: tuple[tuple[str, ...], bytes | None] | None = None
+    remote: LayeredCache | None = None  # `cache`, when a plugin supplies a remote layer
+    telemetry: tuple[tuple[str, Callable[[Event], None]], ...] = ()
 
     def close(self) -> str | None:
         """Mark the entries the run used and let go of the index; a line to print, if any."""
@@ -143,6 +148,14 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
     env = _env(options)
     axes = resolve_axes(options.cache, no_cache=options.no_cache, force=options.force)
     plan, _, _ = _plan(options, watch)
+    if options.download != "all":
+        import dataclasses
+
+        from vx.run.download import Download, deferral
+
+        mode = Download(options.download)
+        note = deferral(plan, mode).note(mode)
+        plan = dataclasses.replace(plan, notes=(*plan.notes, *((note,) if note else ())))
     snap = git.snapshot(plan.workspace.root, env=env)
     location = _locate(options, plan.workspace, snap, keep=False)
     keys = _keys(plan, snap, location, env, write=False)
@@ -268,9 +281,7 @@ def _plan(
     if refusal:
         raise UserError(ErrorCode.REFUSED, refusal)
     refs_seen = _refs_seen(options, ws) if _may_replay(options) else None
-    from vx.workspace.load import unloaded_plugins
-
-    notes: list[str] = [n for n in (unloaded_plugins(ws.config),) if n is not None]
+    notes: list[str] = []
     excl = options.exclude_dependencies
     exclude = None
     if excl is True or (isinstance(excl, frozenset) and excl):
@@ -404,13 +415,39 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     notices: list[Notice] = []
     if index.notice:
         notices.append(Notice(f"[vx] {index.notice}"))
-    if names_remote(options.cache):
+    plugins = _load_plugins(ws)
+    from vx.plugins.load import remote_cache
+
+    off: list[str] = []
+    remote = remote_cache(plugins, root=ws.root, env=env, config_path=ws.config.path, notes=off)
+    notices.extend(Notice(f"[vx] {note}") for note in off)
+    if remote is None and names_remote(options.cache):
         notices.append(
             Notice("[vx] --cache names a remote layer, but no plugin supplies one: it is inert")
         )
     notices.extend(Notice(f"[vx] {note}") for note in plan.notes)
     notices.extend(Notice(f"[vx] {note}") for note in keys.notes)
-    cache = LocalCache(plan, keys, store=Store(location.store), index=index, axes=axes)
+    cache: LocalCache
+    layered = None
+    if remote is None:
+        cache = LocalCache(plan, keys, store=Store(location.store), index=index, axes=axes)
+    else:
+        from vx.cache.remote.envelope import unpack
+        from vx.cache.remote.layered import RemoteLayer
+        from vx.run.download import Download, deferrable
+        from vx.run.remotecache import LayeredCache
+
+        cache = layered = LayeredCache(
+            plan,
+            keys,
+            store=Store(location.store),
+            index=index,
+            axes=axes,
+            layer=RemoteLayer(
+                remote, decode=unpack, read=axes.remote_read, write=axes.remote_write
+            ),
+            deferred=deferrable(plan, Download(options.download)),
+        )
     watch.mark("git, keys, cache")
     return PreparedRun(
         options=options,
@@ -423,7 +460,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
         head=snap.head,
         branch=git.head_branch(snap),
         notices=tuple(notices),
-        label="local cache" if axes.answers and index.off is None else "cache off",
+        label=_label(cache, layered),
         env=env,
         cwd=cwd,
         watch=watch,
@@ -432,7 +469,29 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
         started_ns=started_ns,
         config_modules=modules,
         refs_seen=refs_seen,
+        remote=layered,
+        telemetry=tuple((p.name, p.telemetry) for p in plugins if p.telemetry is not None),
     )
+
+
+def _load_plugins(ws: Workspace) -> tuple[Plugin, ...]:
+    """The workspace's plugins, loaded; () without paying an import when it declares none."""
+    if not ws.config.plugins:
+        return ()
+    from vx.plugins.load import load_plugins
+
+    return load_plugins(
+        ws.config.plugins, config_path=ws.config.path or "vx.workspace", root=ws.root
+    )
+
+
+def _label(cache: LocalCache, layered: LayeredCache | None) -> str:
+    """What the run's header calls its cache."""
+    local = cache.axes.answers and cache.index.off is None
+    if layered is None or not (layered.remote_read or layered.remote_write):
+        return "local cache" if local else "cache off"
+    remote = f"remote cache ({layered.layer.remote.label})"
+    return f"local + {remote}" if local else remote
 
 
 def _exec_options(options: RunOptions, ws: Workspace, env: Mapping[str, str]) -> ExecOptions:
@@ -487,6 +546,10 @@ def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
         if replayed is not None:
             return replayed
     prepared = prepare_run(options)
+    if prepared.telemetry:
+        from vx.run.telemetry import tee
+
+        emit = tee(emit, prepared.telemetry)
     try:
         return _execute(prepared, emit)
     finally:
@@ -532,7 +595,11 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
         sweep_staging((plan.workspace.root, *(p.dir for p in plan.workspace.projects)))
         for notice in prepared.notices:
             emit(notice)
+        if prepared.remote is not None:
+            prepared.remote.attach(session.ctx.emit)
         outcome = session.run()
+        if prepared.remote is not None:
+            prepared.remote.layer.drain()  # uploads finish before the verdict is printed
         prepared.watch.mark("run")
         for notice in _after_run(prepared, outcome):
             emit(notice)
@@ -543,7 +610,7 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
         if session.held_servers():
             outcome = _hold(session, outcome, emit)
             _rerecord(prepared, outcome)
-        elif _may_replay(options):
+        elif _may_replay(options) and not prepared.telemetry:  # a replay would skip telemetry
             from vx.run.warm import remember
 
             remember(prepared, outcome)

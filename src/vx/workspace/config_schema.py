@@ -94,7 +94,7 @@ def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
     doc = fields(raw, top, WORKSPACE_FIELDS, ignored=(SCHEMA_KEY,))
     _schema_key(doc, top)
     cache_dir = affected_base = concurrency = timeout = retention = None
-    plugins: tuple[str, ...] = ()
+    plugins: tuple[object, ...] = ()
     pass_through: tuple[str, ...] = ()
     if "cacheDir" in doc:
         cache_dir = non_blank(doc["cacheDir"], top.key("cacheDir"), "path")
@@ -107,7 +107,7 @@ def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
     if "affectedBase" in doc:
         affected_base = non_blank(doc["affectedBase"], top.key("affectedBase"), "git revision")
     if "plugins" in doc:
-        plugins = string_list(doc["plugins"], top.key("plugins"), _plugin)
+        plugins = _plugins(doc["plugins"], top.key("plugins"), objects=path.endswith(".py"))
     if "passThrough" in doc:
         pass_through = string_list(doc["passThrough"], top.key("passThrough"), _env_name)
     return WorkspaceConfig(
@@ -460,6 +460,16 @@ def _too_large(digits: str, scale: int) -> bool:
     The length is looked at first: Python refuses to convert a numeral of thousands of digits.
     """
     return len(digits) > len(str(MAX_NUMBER)) or int(digits) * scale > MAX_NUMBER
+
+
+def _plugins(value: object, site: Site, *, objects: bool) -> tuple[object, ...]:
+    """`"module:factory"` strings; a `.py` workspace may also pass a plugin or its factory,
+    which the plugin loader judges when a run loads it."""
+    if objects and isinstance(value, (list, tuple)):
+        return tuple(
+            v if not isinstance(v, str) else _plugin(v, site.index(i)) for i, v in enumerate(value)
+        )
+    return string_list(value, site, _plugin)
 
 
 def _plugin(value: object, site: Site) -> str:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from vx.workspace.manifests import Manifest
-    from vx.workspace.model import ProjectConfig, WorkspaceConfig
+    from vx.workspace.model import ProjectConfig
 
     ConfigSource = Callable[[Path, Path], "ProjectConfig | None"]
     """(project dir, workspace root) → its config: evaluated live, or (`--frozen`) locked."""
@@ -83,17 +83,6 @@ def _single(root: Path, source: ConfigSource) -> Project:
 def _nameless_note(shown: str, file: str) -> str:
     field = '"name"' if file == PACKAGE_JSON else "[project] name"
     return f"{shown} has no {field}; skipped"
-
-
-def unloaded_plugins(config: WorkspaceConfig) -> str | None:
-    """The warning for a `plugins` list: vx reads it and loads none of it yet."""
-    if not config.plugins:
-        return None
-    verb = "does" if len(config.plugins) == 1 else "do"
-    return (
-        f"{config.path}: plugins: vx does not load plugins yet, so "
-        f"{', '.join(config.plugins)} {verb} nothing"
-    )
 
 
 def load_workspace(cwd: Path, *, configs: ConfigSource = _live) -> Workspace:
@@ -156,8 +145,6 @@ def load_workspace(cwd: Path, *, configs: ConfigSource = _live) -> Workspace:
     projects.sort(key=lambda p: p.name)
     links = package_links(projects, found.manager)
     config = load_workspace_config(root)
-    if (plugins := unloaded_plugins(config)) is not None:
-        notes.append(plugins)
     edges: Mapping[str, tuple[str, ...]] = MappingProxyType({o: tuple(t) for o, t in links.items()})
     if found.manager is Manager.UV:
         edges = _with_locked_edges(root, projects, edges)

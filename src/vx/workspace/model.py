@@ -158,7 +158,7 @@ class WorkspaceConfig:
     timeout_ms: int | None = None
     cache_retention: CacheRetention | None = None
     affected_base: str | None = None
-    plugins: tuple[str, ...] = ()
+    plugins: tuple[object, ...] = ()  # "module:factory" specs; a `.py` config may pass objects
     imports: tuple[str, ...] = ()  # root-relative files a `.py` config imported
     pass_through: tuple[str, ...] = ()  # variables every task sees, outside every key
 

@@ -1,0 +1,155 @@
+"""One run's remote layer under the local cache: prefetches, background uploads, one notice.
+
+Reads start as soon as the run knows its keys: every key the local cache lacks is fetched on
+a small thread pool while tasks restore and execute, and a task waits only for its own blob.
+Writes go to the pool as each task saves and are drained when the run ends. A server that
+fails is told once per run and never fails a task; once it is unreachable the layer stops
+asking.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from vx.cache.remote.base import RemoteError, Untrusted
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from vx.cache.remote.base import RemoteCache
+
+_WORKERS = 8
+T = TypeVar("T")
+
+
+class RemoteLayer(Generic[T]):
+    """A `RemoteCache` as one run uses it; safe to call from the run's worker threads.
+
+    `decode(blob, key)` turns a fetched blob into what the run uses (checking it, raising
+    Untrusted), on the layer's threads, so a prefetched entry is ready to restore.
+    """
+
+    def __init__(
+        self,
+        remote: RemoteCache,
+        *,
+        decode: Callable[[bytes, str], T],
+        read: bool,
+        write: bool,
+        notify: Callable[[str], None] | None = None,
+        workers: int = _WORKERS,
+    ) -> None:
+        self.remote = remote
+        self.decode = decode
+        self.read = read
+        self.write = write
+        self.notify = notify
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="vx-remote")
+        self._fetches: dict[str, Future[T | None]] = {}
+        self._uploads: list[Future[None]] = []
+        self._lock = threading.Lock()
+        self._down = False
+        self._told = False
+        self.failures = 0
+        self.uploaded = 0
+
+    def prefetch(self, keys: Iterable[str]) -> None:
+        """Start fetching `keys` now, in order, so the task that needs one rarely waits."""
+        if not self.read:
+            return
+        with self._lock:
+            for key in keys:
+                if key not in self._fetches:
+                    self._fetches[key] = self._pool.submit(self._fetch, key)
+
+    def fetch(self, key: str) -> T | None:
+        """The decoded entry for `key` (waiting for its prefetch), None on a miss or a failed
+        server.
+
+        Raises Untrusted when the protocol's check or `decode` refused what the server sent.
+        """
+        if not self.read:
+            return None
+        with self._lock:
+            future = self._fetches.pop(key, None)
+        if future is None:
+            return self._fetch(key)
+        return future.result()
+
+    def upload(
+        self,
+        key: str,
+        blob: Callable[[], bytes | None],
+        *,
+        duration_ms: float,
+        replace: bool = False,
+    ) -> None:
+        """Store what `blob()` builds under `key`, in the background; skipped where the server
+        already has it, unless `replace` (what it holds was refused) or this run does not read
+        the remote (`--force` refreshes it)."""
+        if not self.write or self._down:
+            return
+        future = self._pool.submit(self._store, key, blob, duration_ms, replace or not self.read)
+        with self._lock:
+            self._uploads.append(future)
+
+    def drain(self) -> None:
+        """Wait for every upload; drop the prefetches no task asked for."""
+        with self._lock:
+            uploads, self._uploads = self._uploads, []
+            unused = list(self._fetches.values())
+            self._fetches = {}
+        for fetch in unused:
+            fetch.cancel()
+        for upload in uploads:
+            upload.exception()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def _fetch(self, key: str) -> T | None:
+        if self._down:
+            return None
+        try:
+            blob = self.remote.fetch(key)
+        except Untrusted:
+            raise
+        except RemoteError as err:
+            self._failed(err)
+            return None
+        except Exception as err:  # noqa: BLE001  a plugin's client failing is a miss, told once
+            self._failed(RemoteError(f"{type(err).__name__}: {err}"))
+            return None
+        return None if blob is None else self.decode(blob, key)
+
+    def _store(
+        self, key: str, blob: Callable[[], bytes | None], duration_ms: float, replace: bool
+    ) -> None:
+        if self._down:
+            return
+        try:
+            if not replace and self.remote.exists(key):
+                return
+            data = blob()
+            if data is not None:
+                self.remote.store(key, data, duration_ms=duration_ms)
+                with self._lock:
+                    self.uploaded += 1
+        except RemoteError as err:
+            self._failed(err)
+        except Exception as err:  # noqa: BLE001  an upload never fails the run
+            self._failed(RemoteError(f"{type(err).__name__}: {err}"))
+
+    def _failed(self, err: RemoteError) -> None:
+        with self._lock:
+            self.failures += 1
+            if err.unreachable:
+                self._down = True
+            if self._told:
+                return
+            self._told = True
+        if self.notify is not None:
+            self.notify(
+                f"{self.remote.label}: {err} — the run goes on with the local cache"
+                " (further remote errors are not shown)"
+            )

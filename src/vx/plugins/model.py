@@ -1,0 +1,79 @@
+"""The plugin value a factory returns, and what each seam is handed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from pathlib import Path
+    from typing import TextIO
+
+    from vx.cache.remote.base import RemoteCache
+    from vx.events import Event
+
+SEAMS = ("cache", "telemetry", "commands")
+"""The seams a plugin may fill, in the order a run meets them (what `vx info` lists)."""
+
+
+class CacheOff(Exception):  # noqa: N818  it names the outcome
+    """A `cache` seam with nothing to offer this run (no token set): one notice, no remote."""
+
+
+@dataclass(frozen=True, slots=True)
+class CacheContext:
+    """What a `cache` seam is handed to build its remote layer: where, and the environment."""
+
+    workspace_root: Path
+    env: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandContext:
+    """What a plugin verb is handed: where it runs, the environment and the two streams."""
+
+    workspace_root: Path
+    cwd: Path
+    env: Mapping[str, str]
+    out: TextIO
+    err: TextIO
+    plugin: str
+
+    def warn(self, message: str) -> None:
+        """One line on stderr, prefixed with the plugin's name."""
+        self.err.write(f"[{self.plugin}] {message}\n")
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A verb a plugin adds: `run(argv, ctx)` returns the exit code, an int from 0 to 255."""
+
+    run: Callable[[Sequence[str], CommandContext], object]
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Plugin:
+    """What a plugin factory returns.
+
+    `name` is what notices, `vx info` and `vx help` call it. `cache` builds the remote layer a
+    run reads after the local cache and writes behind it; `telemetry` is called with every
+    event of a run (on the run's threads: keep it quick); `commands` are verbs by name.
+    """
+
+    name: str
+    cache: Callable[[CacheContext], RemoteCache] | None = None
+    commands: Mapping[str, Command] = field(default_factory=lambda: MappingProxyType({}))
+    telemetry: Callable[[Event], None] | None = None
+
+    @property
+    def seams(self) -> tuple[str, ...]:
+        """The seams this plugin fills, in `SEAMS` order."""
+        filled = {
+            "cache": self.cache is not None,
+            "telemetry": self.telemetry is not None,
+            "commands": bool(self.commands),
+        }
+        return tuple(s for s in SEAMS if filled[s])
