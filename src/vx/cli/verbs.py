@@ -87,6 +87,12 @@ VERBS: tuple[Verb, ...] = (
         "explain why a task re-ran: its key's components against its previous run's",
     ),
     Verb(
+        "migrate",
+        "vx.cli.migrate",
+        ("vx migrate [--from turbo|nx] [--dry] [--force]",),
+        "write native vx.config.json files from turbo.json or nx.json",
+    ),
+    Verb(
         "help",
         "vx.cli.help",
         ("vx help [VERB]",),

@@ -243,7 +243,7 @@ def _plan(options: RunOptions, watch: Stopwatch) -> tuple[RunPlan, tuple[str, ..
     refusal = nested_run_refusal(_env(options), ws.root)
     if refusal:
         raise UserError(ErrorCode.REFUSED, refusal)
-    notes: list[str] = []
+    notes: list[str] = list(ws.warnings)  # what a live turbo.json / nx.json holds unhonoured
     excl = options.exclude_dependencies
     exclude = None
     if excl is True or (isinstance(excl, frozenset) and excl):

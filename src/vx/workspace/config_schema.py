@@ -53,7 +53,10 @@ WORKSPACE_FIELDS = (
     "cacheRetention",
     "affectedBase",
     "plugins",
+    "tasksFrom",
 )
+# Where a workspace may read its tasks live instead of from vx.config files (workspace/live.py).
+TASKS_FROM = ("turbo", "nx")
 RETENTION_FIELDS = ("olderThan", "maxSize")
 SCHEMA_KEY = "$schema"
 
@@ -94,6 +97,9 @@ def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
     _schema_key(doc, top)
     cache_dir = affected_base = concurrency = timeout = retention = None
     plugins: tuple[str, ...] = ()
+    tasks_from = None
+    if "tasksFrom" in doc:
+        tasks_from = _one_of(doc["tasksFrom"], top.key("tasksFrom"), TASKS_FROM)
     if "cacheDir" in doc:
         cache_dir = non_blank(doc["cacheDir"], top.key("cacheDir"), "path")
     if "concurrency" in doc:
@@ -114,7 +120,15 @@ def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
         cache_retention=retention,
         affected_base=affected_base,
         plugins=plugins,
+        tasks_from=tasks_from,
     )
+
+
+def _one_of(value: object, site: Site, choices: tuple[str, ...]) -> str:
+    text = string(value, site)
+    if text not in choices:
+        site.fail(f"{quote(text)} is not one of {', '.join(map(quote, choices))}")
+    return text
 
 
 def _schema_key(doc: Mapping[str, object], site: Site) -> None:

@@ -21,8 +21,10 @@ from vx.workspace.model import Manager, Project, Workspace
 from vx.workspace.packages import package_edges
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
+    from vx.workspace.live import LiveRead
     from vx.workspace.manifests import Manifest
     from vx.workspace.model import ProjectConfig
 
@@ -74,11 +76,15 @@ def _nameless_note(shown: str, file: str) -> str:
     return f"{shown} has no {field}; skipped"
 
 
-def load_workspace(cwd: Path) -> Workspace:
-    """The workspace holding `cwd`, loaded and frozen; reads files only and spawns nothing."""
+def load_workspace(cwd: Path, *, live: bool = True) -> Workspace:
+    """The workspace holding `cwd`, loaded and frozen; reads files only and spawns nothing,
+    unless its tasks come from turbo.json or nx.json (one `git ls-files`, see live.py).
+
+    `live=False` leaves them unread: `vx migrate` reads them itself, to write them out."""
     found = find_root(cwd)
     root = found.root
     notes = list(found.notes)
+    ws_config = load_workspace_config(root)
     projects: list[Project] = []
     if found.manager is Manager.SINGLE:
         projects.append(_single(root))
@@ -112,15 +118,58 @@ def load_workspace(cwd: Path) -> Workspace:
             projects.append(
                 _project(manifest.name, directory, rel_dir, root, manifest, is_root=False)
             )
+    warnings: list[str] = []
+    if live and ws_config.tasks_from is not None:
+        warnings = _read_live(ws_config.tasks_from, root, found.manager, projects)
     projects.sort(key=lambda p: p.name)
     return Workspace(
         root=root,
         manager=found.manager,
         projects=tuple(projects),
-        config=load_workspace_config(root),
+        config=ws_config,
         package_deps=package_edges(projects, found.manager),
         notes=tuple(notes),
+        warnings=tuple(warnings),
     )
+
+
+def _read_live(kind: str, root: Path, manager: Manager, projects: list[Project]) -> list[str]:
+    """Give every project without a vx config the tasks turbo.json / nx.json describe, in
+    place; the root becomes a project when they give it tasks. Returns the warnings."""
+    import dataclasses
+
+    from vx.workspace.live import live_config
+
+    read = read_live_projects(kind, root, manager, projects)
+    for i, project in enumerate(projects):
+        tasks = read.projects.get(project.name)
+        if tasks is not None and project.config is None:
+            config = live_config(tasks, read.label)
+            projects[i] = dataclasses.replace(project, config=config)
+    root_tasks = read.projects.get(ROOT)
+    if root_tasks is not None and not any(p.is_root for p in projects):
+        manifest = _read(root, ".", member_manifest(manager))
+        config = live_config(root_tasks, read.label)
+        projects.append(_project(ROOT, root, ".", root, manifest, is_root=True, config=config))
+    return read.warnings
+
+
+def read_live_projects(
+    kind: str, root: Path, manager: Manager, projects: Sequence[Project]
+) -> LiveRead:
+    """The raw task configs turbo.json / nx.json give the projects without a vx config (and
+    the root, named `//`, when it is no project yet)."""
+    from vx.workspace.live import LiveProject, read_live, read_scripts
+
+    live = [
+        LiveProject(p.name, p.rel_dir, read_scripts(root, p.rel_dir), p.is_root)
+        for p in projects
+        if p.config is None
+    ]
+    if not any(p.is_root for p in projects):
+        live.append(LiveProject(ROOT, ".", read_scripts(root, "."), is_root=True))
+    others = {p.name: frozenset(p.tasks) for p in projects if p.config is not None}
+    return read_live(kind, root, live, manager, others)
 
 
 def _holds(directory: str, path: str) -> bool:

@@ -106,6 +106,7 @@ class ProjectConfig:
     tags: tuple[str, ...] = ()
     tasks: Mapping[str, TaskDef] = field(default_factory=lambda: _EMPTY)
     imports: tuple[str, ...] = ()  # root-relative files a `.py` config imported
+    live: str | None = None  # "turbo.json" or "nx.json" when read live, not from a vx.config
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +159,7 @@ class WorkspaceConfig:
     affected_base: str | None = None
     plugins: tuple[str, ...] = ()
     imports: tuple[str, ...] = ()  # root-relative files a `.py` config imported
+    tasks_from: str | None = None  # "turbo" or "nx": config-less packages read it live
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +177,7 @@ class Workspace:
     config: WorkspaceConfig = field(default_factory=WorkspaceConfig)
     package_deps: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: _EMPTY)
     notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()  # what a live turbo.json / nx.json holds that vx cannot honour
 
     def project(self, name: str) -> Project | None:
         """The project called `name` (`//` is the root project when there is one)."""
