@@ -255,7 +255,16 @@ def test_schema_fields_are_the_loader_fields(
 
 
 @pytest.mark.parametrize(
-    "name", ["config.json", "workspace.json", "plan.json", "info.json", "cache.json"]
+    "name",
+    [
+        "config.json",
+        "workspace.json",
+        "plan.json",
+        "info.json",
+        "cache.json",
+        "init.json",
+        "lock.json",
+    ],
 )
 def test_every_object_in_the_schemas_is_closed(name: str) -> None:
     """Records refuse unknown fields; maps (tasks, env.define) say what each value must be."""

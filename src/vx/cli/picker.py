@@ -28,7 +28,8 @@ def pick_task(ws: Workspace, cwd: Path, *, json_wanted: bool, stdin: TextIO, pro
     if not choices:
         raise UserError(
             ErrorCode.USAGE,
-            "vx run: this workspace declares no task — declare one under `tasks` in a"
+            "vx run: this workspace declares no task — run `vx init` to write a vx.config per"
+            " package from its package.json scripts, or declare one under `tasks` in a"
             " vx.config.json/.toml/.py (see docs/config.md)",
         )
     names = sorted(here.tasks) if here is not None and here.tasks else [c for c, _ in choices]

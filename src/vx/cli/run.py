@@ -162,6 +162,11 @@ FLAGS = (
         metavar="<k=v>",
         repeat=True,
     ),
+    Flag(
+        "--frozen",
+        "read every project config from vx-lock.json, evaluating none (run vx lock --check"
+        " first: the run checks nothing against the repo)",
+    ),
     FORMAT_FLAG,
 )
 COMMAND = Command(
@@ -311,6 +316,7 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
         env=env,
         timing=bool(env.get("VX_TIMING")),
         warm=fmt is OutputFormat.PRETTY and writes is None and env.get("VX_WARM") != "0",
+        frozen=args.switch("frozen"),
     )
     return RunSettings(
         options=options,

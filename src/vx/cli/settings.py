@@ -179,3 +179,24 @@ class WhySettings(NamedTuple):
     cache_dir: str | None
     env: Mapping[str, str]
     cwd: Path
+
+
+class InitSettings(NamedTuple):
+    """`vx init`: where to start, the config spelling (json, toml, py), whether to print the
+    plan only (`dry`), overwrite existing configs (`force`), and how to print."""
+
+    cwd: Path
+    config_format: str
+    dry: bool
+    force: bool
+    format: OutputFormat
+    env: Mapping[str, str]
+
+
+class LockSettings(NamedTuple):
+    """`vx lock`: write the lock, or (`check`) audit it; where to start; how to print."""
+
+    check: bool
+    format: OutputFormat
+    cwd: Path
+    env: Mapping[str, str]

@@ -177,8 +177,4 @@ FOREIGN: dict[str, Callable[[Sequence[str]], str]] = {
     "logout": _say("vx has no account to log out of: drop it"),
     "link": _say("vx has no remote cache to link: a remote cache is a plugin in vx.workspace.*"),
     "unlink": _say("vx has no remote cache to unlink: drop it"),
-    "migrate": _say(
-        "vx has no migrator yet: declare each package's tasks in a vx.config.json"
-        " (docs/config.md shows every field)"
-    ),
 }

@@ -87,6 +87,18 @@ VERBS: tuple[Verb, ...] = (
         "explain why a task re-ran: its key's components against its previous run's",
     ),
     Verb(
+        "init",
+        "vx.cli.init",
+        ("vx init [--dry] [--force] [--toml | --py] [--format pretty|json]",),
+        "write a vx.config per package from its package.json scripts",
+    ),
+    Verb(
+        "lock",
+        "vx.cli.lock",
+        ("vx lock [--check] [--format pretty|json]",),
+        "freeze every project's evaluated config into vx-lock.json, or audit it (--check)",
+    ),
+    Verb(
         "migrate",
         "vx.cli.migrate",
         ("vx migrate [--from turbo|nx] [--dry] [--force]",),

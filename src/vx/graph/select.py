@@ -200,6 +200,11 @@ class _Hints:
         guess = did_you_mean(word, self.declarers)
         if guess is not None:
             return self._guess(word, guess)
+        if not any(p.config for p in self.index.ws.projects):
+            return (
+                "No package declares a vx.config — run `vx init` to write one per package from"
+                " its package.json scripts."
+            )
         if not self.declarers:
             return "No project declares a task: add one under tasks in a vx.config, or run vx init."
         return f"Tasks: {listing(sorted(self.declarers), LISTED)}."

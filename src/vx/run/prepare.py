@@ -54,6 +54,7 @@ class RunOptions(NamedTuple):
     a push's `before`), which the default base tries after the workspace's `affectedBase`.
     `env` is the environment keys and tasks see (the process's when None). `tick` is called
     regularly while tasks run, for a live display. `command` is what the history records.
+    `frozen` loads project configs from vx-lock.json instead of evaluating them.
     """
 
     tasks: tuple[str, ...] = ()
@@ -80,6 +81,7 @@ class RunOptions(NamedTuple):
     tick: Callable[[], None] | None = None
     timing: bool = False
     warm: bool = True
+    frozen: bool = False
 
 
 class PreparedRun(NamedTuple):
@@ -231,7 +233,12 @@ def _plan(options: RunOptions, watch: Stopwatch) -> tuple[RunPlan, tuple[str, ..
 
     cwd = _cwd(options)
     before = set(sys.modules)
-    ws = load_workspace(cwd)
+    if options.frozen:
+        from vx.workspace.lockconfig import FrozenConfigs
+
+        ws = load_workspace(cwd, configs=FrozenConfigs())
+    else:
+        ws = load_workspace(cwd)
     imported = tuple(
         sorted(
             str(path)
@@ -459,8 +466,9 @@ def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
 
 def _may_replay(options: RunOptions) -> bool:
     """The warm path may answer: asked for, and no `[<ref>]` filter or `--affected`, whose
-    answer moves with refs and commits the warm path's fingerprints do not watch."""
-    if not options.warm or options.affected is not None:
+    answer moves with refs and commits the warm path's fingerprints do not watch; and not
+    `--frozen`, whose configs come from the lock the fingerprints do not cover."""
+    if not options.warm or options.affected is not None or options.frozen:
         return False
     if not options.filters:
         return True

@@ -67,14 +67,23 @@ def find_config(directory: Path, stem: str, *, root: Path | None = None) -> Path
     return found[0] if found else None
 
 
-def load_project_config(directory: Path, *, root: Path) -> ProjectConfig | None:
-    """The project's validated `vx.config.*`, or None when the directory has none."""
+def load_project_config(
+    directory: Path, *, root: Path, raw_values: list[tuple[str, object]] | None = None
+) -> ProjectConfig | None:
+    """The project's validated `vx.config.*`, or None when the directory has none.
+
+    `raw_values` gets (shown path, the value the file evaluated to) appended: `vx lock`
+    freezes that value.
+    """
     path = find_config(directory, PROJECT_STEM, root=root)
     if path is None:
         return None
     shown = display_path(path, root)
     imported: list[str] = []
-    config = parse_project_config(read_config(path, shown, "project", imported), shown)
+    raw = read_config(path, shown, "project", imported)
+    config = parse_project_config(raw, shown)
+    if raw_values is not None:
+        raw_values.append((shown, raw))
     return dataclasses.replace(config, imports=_under(imported, root)) if imported else config
 
 

@@ -21,12 +21,19 @@ from vx.workspace.model import Manager, Project, Workspace
 from vx.workspace.packages import package_edges
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from pathlib import Path
 
     from vx.workspace.live import LiveRead
     from vx.workspace.manifests import Manifest
     from vx.workspace.model import ProjectConfig
+
+    ConfigSource = Callable[[Path, Path], "ProjectConfig | None"]
+    """(project dir, workspace root) → its config: evaluated live, or (`--frozen`) locked."""
+
+
+def _live(directory: Path, root: Path) -> ProjectConfig | None:
+    return load_project_config(directory, root=root)
 
 
 def _manifest_path(rel_dir: str, file: str) -> str:
@@ -50,6 +57,7 @@ def _project(
     *,
     is_root: bool,
     config: ProjectConfig | None = None,
+    source: ConfigSource = _live,
 ) -> Project:
     return Project(
         name=name,
@@ -58,17 +66,17 @@ def _project(
         manifest=_manifest_path(rel_dir, manifest.file) if manifest else None,
         version=manifest.version if manifest else None,
         dependencies=manifest.dependencies if manifest else MappingProxyType({}),
-        config=config if config is not None else load_project_config(directory, root=root),
+        config=config if config is not None else source(directory, root),
         is_root=is_root,
     )
 
 
-def _single(root: Path) -> Project:
+def _single(root: Path, source: ConfigSource) -> Project:
     """A root with no member list is the one project, named by whichever manifest names it."""
     found = [m for m in (_read(root, ".", f) for f in (PACKAGE_JSON, PYPROJECT)) if m]
     manifest = next((m for m in found if m.name), found[0] if found else None)
     name = manifest.name if manifest and manifest.name else ROOT
-    return _project(name, root, ".", root, manifest, is_root=True)
+    return _project(name, root, ".", root, manifest, is_root=True, source=source)
 
 
 def _nameless_note(shown: str, file: str) -> str:
@@ -76,21 +84,24 @@ def _nameless_note(shown: str, file: str) -> str:
     return f"{shown} has no {field}; skipped"
 
 
-def load_workspace(cwd: Path, *, live: bool = True) -> Workspace:
+def load_workspace(cwd: Path, *, configs: ConfigSource = _live, live: bool = True) -> Workspace:
     """The workspace holding `cwd`, loaded and frozen; reads files only and spawns nothing,
     unless its tasks come from turbo.json or nx.json (one `git ls-files`, see live.py).
 
-    `live=False` leaves them unread: `vx migrate` reads them itself, to write them out."""
+    `configs` gives each project directory its config: evaluated from its `vx.config.*`,
+    unless `vx run --frozen` passes one that reads them from `vx-lock.json`. `live=False`
+    leaves turbo.json / nx.json unread: `vx migrate` reads them itself, to write them out.
+    """
     found = find_root(cwd)
     root = found.root
     notes = list(found.notes)
     ws_config = load_workspace_config(root)
     projects: list[Project] = []
     if found.manager is Manager.SINGLE:
-        projects.append(_single(root))
+        projects.append(_single(root, configs))
     else:
         file = member_manifest(found.manager)
-        root_config = load_project_config(root, root=root)
+        root_config = configs(root, root)
         if root_config is not None:
             manifest = _read(root, ".", file)
             projects.append(
@@ -116,7 +127,9 @@ def load_workspace(cwd: Path, *, live: bool = True) -> Workspace:
                 )
             claimed[key] = shown
             projects.append(
-                _project(manifest.name, directory, rel_dir, root, manifest, is_root=False)
+                _project(
+                    manifest.name, directory, rel_dir, root, manifest, is_root=False, source=configs
+                )
             )
     warnings: list[str] = []
     if live and ws_config.tasks_from is not None:

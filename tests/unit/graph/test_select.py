@@ -230,6 +230,14 @@ def test_names_that_match_nowhere_are_refused_in_one_line(
                 " No project declares a task: add one under tasks in a vx.config, or run vx init."
             ),
         ),
+        (
+            make_ws({"app": None, "lib": None}),
+            ["build"],
+            (
+                "vx run: no projects declare task(s): build. No package declares a vx.config"
+                " — run `vx init` to write one per package from its package.json scripts."
+            ),
+        ),
     ],
 )
 def test_refusals_that_depend_on_the_workspace(
