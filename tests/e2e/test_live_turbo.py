@@ -91,17 +91,27 @@ TURBO_REPO: dict[str, Any] = {
 }
 
 WARNINGS = [
-    'turbo.json: "ui" is not honoured by vx — vx frames each task\'s output; --output-logs'
-    " sets how much",
-    'turbo.json: "outputLogs" (at tasks.build) is not honoured by vx — set it per run with'
-    " --output-logs",
-    'apps/web/turbo.json: env entry "NEXT_PUBLIC_*" (at tasks.build) is not honoured by vx'
-    " — vx reads variables by exact name: list each one",
-    "web#export: its output '.next/**' overlaps web#build's '.next/**' with no dependsOn edge"
-    " between them — vx cleans outputs before a run and a restore, so it runs uncached; give"
-    " it its own output path, or order the two",
-    "core#build: its outputs cover 1 committed file(s) (dist/keep.d.ts); vx cleans outputs"
-    " before a run, so they are taken back with ! and kept",
+    (
+        'turbo.json: "ui" is not honoured by vx — vx frames each task\'s output; --output-logs'
+        " sets how much"
+    ),
+    (
+        'turbo.json: "outputLogs" (at tasks.build) is not honoured by vx — set it per run with'
+        " --output-logs"
+    ),
+    (
+        'apps/web/turbo.json: env entry "NEXT_PUBLIC_*" (at tasks.build) is not honoured by vx'
+        " — vx reads variables by exact name: list each one"
+    ),
+    (
+        "web#export: its output '.next/**' overlaps web#build's '.next/**' with no dependsOn edge"
+        " between them — vx cleans outputs before a run and a restore, so it runs uncached; give"
+        " it its own output path, or order the two"
+    ),
+    (
+        "core#build: its outputs cover 1 committed file(s) (dist/keep.d.ts); vx cleans outputs"
+        " before a run, so they are taken back with ! and kept"
+    ),
 ]
 
 
@@ -190,8 +200,8 @@ def test_turbo_allows_the_order_vx_runs_and_the_second_run_hits(
             todo.extend(turbo[dep])
         return below & set(position)
 
-    for task in position:
-        assert all(position[dep] < position[task] for dep in done_before(task)), ran
+    for task, at in position.items():
+        assert all(position[dep] < at for dep in done_before(task)), ran
     assert (ws / "packages/core/dist/keep.d.ts").read_text() == "export type Kept = 1;\n"
     assert (ws / "apps/web/.next/page.html").is_file()
     again = vx(["run", "build", "--all"], ws).assert_ok()
@@ -278,8 +288,10 @@ def test_tasks_from_turbo_without_turbo_json_is_refused(
         (["init", "--keep", "--native"], "vx init: pick one of --keep and --native"),
         (
             ["init", "--native", "--toml"],
-            "vx init: in a Turbo or Nx repo vx init writes JSON; --toml is for package.json"
-            " scripts in a repo without turbo.json or nx.json — drop it",
+            (
+                "vx init: in a Turbo or Nx repo vx init writes JSON; --toml is for package.json"
+                " scripts in a repo without turbo.json or nx.json — drop it"
+            ),
         ),
     ],
 )
