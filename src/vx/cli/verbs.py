@@ -89,7 +89,7 @@ VERBS: tuple[Verb, ...] = (
     Verb(
         "init",
         "vx.cli.init",
-        ("vx init [--dry] [--force] [--toml | --py] [--format pretty|json]",),
+        (("vx init [--dry] [--force] [--toml | --py] [--native | --keep] [--format pretty|json]"),),
         "write a vx.config per package from its package.json scripts",
     ),
     Verb(
