@@ -185,7 +185,8 @@ def test_turbo_allows_the_order_vx_runs_and_the_second_run_hits(
     ws = workspace(TURBO_REPO)
     turbo = _turbo_graph(ws)
     assert _graph(vx, ws) == turbo  # the same tasks, no-op ui#build included, the same edges
-    vx(["run", "build", "--all"], ws).assert_ok()
+    first = vx(["run", "build", "--all"], ws).assert_ok()
+    assert f"[vx] {WARNINGS[0]}\n" in first.err  # a run says what it does not honour too
     ran = (ws / "order.log").read_text().split()
     assert sorted(ran) == ["codegen", "core", "web"]
     position = {f"core#{'codegen' if n == 'codegen' else 'build'}" if n != "web" else "web#build": i
@@ -207,6 +208,16 @@ def test_turbo_allows_the_order_vx_runs_and_the_second_run_hits(
     again = vx(["run", "build", "--all"], ws).assert_ok()
     assert "all cached" in again.out + again.err, again
     assert (ws / "order.log").read_text().split() == ran
+    # turbo.json is among what a warm replay proves unchanged: an edit reaches the next run
+    turbo_json = ws / "turbo.json"
+    turbo_json.write_text(
+        turbo_json.read_text().replace(
+            '"codegen": {"outputs"', '"codegen": {"env": ["GEN_MODE"], "outputs"'
+        )
+    )
+    edited = vx(["run", "build", "--all"], ws).assert_ok()
+    assert "all cached" not in edited.out + edited.err, edited
+    assert (ws / "order.log").read_text().split().count("codegen") == 2
 
 
 def test_migrate_gives_the_tasks_the_live_reader_gave(
