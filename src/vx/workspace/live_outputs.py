@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from vx import git
 from vx.errors import UserError
-from vx.util.globs import compile_globs, fixed_prefix
+from vx.util.globs import compile_globs, fixed_prefix, has_magic, segment_regex
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -54,7 +54,9 @@ def settle_outputs(
             files = outputs.get("files")
             if files:
                 outputs["files"] = files + _own_takebacks(files)
-            _take_back_tracked(f"{project}#{name}", task, local, tracked, warnings)
+            _wildcard_first(f"{project}#{name}", task, local, warnings)
+            if "cache" in task:
+                _take_back_tracked(f"{project}#{name}", task, local, tracked, warnings)
         _shared_in_project(project, table, warnings)
     _shared_across(tasks, rel_dirs, warnings)
 
@@ -130,6 +132,47 @@ def _take_back_tracked(
         f"{tid}: its outputs cover {len(spared)} committed file(s) ({shown}); vx cleans outputs"
         " before a run, so they are taken back with ! and kept"
     )
+
+
+def _reaches_sources(glob: str, local: Sequence[str]) -> bool:
+    """Whether an output glob whose first segment is a wildcard can reach a source file.
+
+    Three shapes are known safe when the project's committed files say so: one segment with a
+    literal extension no committed file carries (`*.xml` reports), `**/<dir>/**` where no
+    committed file sits under a directory of that name, and a first segment without `**` that
+    names no committed top-level entry (`dist-*`). Anything else may match a source not yet
+    committed, which a clean would delete for good.
+    """
+    first, _, rest = glob.partition("/")
+    if not has_magic(first):
+        return False
+    if not rest and "." in first and not has_magic(first.rpartition(".")[2]):
+        ext = "." + first.rpartition(".")[2]
+        return any(f.endswith(ext) for f in local)
+    dirs = glob.split("/")
+    if len(dirs) == 3 and dirs[0] == "**" and dirs[2] == "**" and not has_magic(dirs[1]):
+        return any(f"/{dirs[1]}/" in f"/{f}" for f in local)
+    if "**" not in first:
+        matcher = segment_regex(first)
+        return any(matcher.match(f.partition("/")[0]) for f in local)
+    return True
+
+
+def _wildcard_first(
+    tid: str, task: dict[str, Any], local: Sequence[str], warnings: Warnings
+) -> None:
+    outputs = _outputs(task)
+    if outputs is None:
+        return
+    for glob in _positive(outputs.get("files", [])):
+        if _reaches_sources(glob, local):
+            del task["cache"]
+            warnings.line(
+                f"{tid}: its output {glob!r} starts with a wildcard that reaches the sources,"
+                " which vx would clean before each run — it runs uncached; declare its exact"
+                " outputs in a vx.config to cache it"
+            )
+            return
 
 
 def overlap(a: Sequence[str], b: Sequence[str]) -> tuple[str, str] | None:

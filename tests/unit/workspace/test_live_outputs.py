@@ -59,18 +59,11 @@ def test_committed_and_own_files_are_taken_back(tmp_path: Path) -> None:
     root = make_git_workspace(
         tmp_path / "ws", {"pkg/data/sponsors.json": "[]", "pkg/package.json": "{}"}
     )
-    build, pack = {"build": cached("data/**")}, {"pack": cached("*.json")}
+    build, pack = {"build": cached("data/**")}, {"pack": cached("dist/**", "package.json")}
     settle(root, build)
     settle(root, pack)
     assert build["build"]["cache"]["outputs"]["files"] == ["data/**", "!data/sponsors.json"]
-    # every spelling of a file vx would refuse to clean, there or not yet
-    assert pack["pack"]["cache"]["outputs"]["files"] == [
-        "*.json",
-        "!package.json",
-        "!vx.config.json",
-        "!turbo.json",
-        "!project.json",
-    ]
+    assert pack["pack"]["cache"]["outputs"]["files"] == ["dist/**", "package.json", "!package.json"]
 
 
 def test_too_many_committed_files_under_an_output_uncache_the_task(tmp_path: Path) -> None:
@@ -80,3 +73,21 @@ def test_too_many_committed_files_under_an_output_uncache_the_task(tmp_path: Pat
     (warning,) = settle(root, tasks)
     assert "cache" not in tasks["docs"]
     assert warning.startswith(f"a#docs: its outputs cover {MAX_TAKEN_BACK + 1} committed files")
+
+
+def test_a_wildcard_first_output_is_cached_only_where_it_reaches_no_source(
+    tmp_path: Path,
+) -> None:
+    root = make_git_workspace(
+        tmp_path / "ws", {"pkg/src/env.d.ts": "", "pkg/src/index.ts": "", "pkg/README.md": ""}
+    )
+    for glob, stays in (
+        ("**/*.d.ts", False),  # src/env.d.ts is a source
+        ("*.xml", True),  # no committed .xml
+        ("dist-*/**", True),  # no committed top-level dist-* entry
+        ("**/coverage/**", True),  # no committed file under a coverage dir
+    ):
+        tasks = {"t": cached(glob)}
+        warnings = settle(root, tasks)
+        assert ("cache" in tasks["t"]) is stays, glob
+        assert len(warnings) == (0 if stays else 1), warnings
