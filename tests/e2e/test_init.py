@@ -520,3 +520,106 @@ def test_a_run_with_no_config_names_vx_init(
         "vx run: no projects declare task(s): build. No package declares a vx.config"
         " — run `vx init` to write one per package from its package.json scripts.\n"
     )
+
+
+def test_a_second_init_says_vx_is_set_up(
+    workspace: Callable[..., Path], vx: Callable[..., VxResult]
+) -> None:
+    root = workspace(NPM_REPO)
+    vx(["init"], root).assert_ok()
+    again = vx(["init"], root).assert_ok().out
+    assert again.startswith("kept apps/web/vx.config.json (as it is)\n")
+    assert "note: vx is already set up here: every package with scripts has a config\n" in again
+    assert again.endswith("next: vx run build --all\n")
+
+
+def test_a_lerna_root_without_workspaces_is_told_to_list_them(
+    workspace: Callable[..., Path], vx: Callable[..., VxResult]
+) -> None:
+    root = workspace(
+        {
+            "package.json": {"name": "r", "scripts": {"test": "node -e 0"}},
+            "lerna.json": {"packages": ["modules/*"]},
+            "modules/a/package.json": {"name": "a", "scripts": {"build": "node -e 0"}},
+        }
+    )
+    out = vx(["init", "--dry"], root).assert_ok().out
+    assert (
+        "note: lerna.json lists the packages, but package.json declares no workspaces, so vx"
+        " reads the root as one package (modules/a has its own package.json): add"
+        ' "workspaces": ["modules/*"] to package.json and re-run vx init\n'
+    ) in out
+
+
+def test_a_cycle_of_builds_gets_edges_outside_it_not_up_build(
+    workspace: Callable[..., Path], vx: Callable[..., VxResult]
+) -> None:
+    root = workspace(
+        {
+            "package.json": {"name": "r", "workspaces": ["packages/*"]},
+            "packages/nuxt/package.json": {
+                "name": "nuxt",
+                "dependencies": {"nitro": "workspace:*", "kit": "workspace:*"},
+                "scripts": {"build": "node -e 0"},
+            },
+            "packages/nitro/package.json": {
+                "name": "nitro",
+                "devDependencies": {"nuxt": "workspace:*"},
+                "scripts": {"build": "node -e 0"},
+            },
+            "packages/kit/package.json": {"name": "kit", "scripts": {"build": "node -e 0"}},
+        }
+    )
+    out = vx(["init"], root).assert_ok().out
+    for name in ("nuxt", "nitro"):
+        config = json.loads(_strip_comments((root / f"packages/{name}/vx.config.json").read_text()))
+        assert config["tasks"]["build"]["dependsOn"] == ["kit#build"]
+    kit = json.loads(_strip_comments((root / "packages/kit/vx.config.json").read_text()))
+    assert kit["tasks"]["build"]["dependsOn"] == ["^build"]
+    assert "cycle of workspace dependencies" in out
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "vx init")
+    vx(["run", "build", "--all"], root).assert_ok()
+
+
+@pytest.mark.parametrize(
+    ("agent", "installed", "spelled"),
+    [
+        ("pnpm/9.12.0 npm/? node/v20.0.0 linux x64", True, "pnpm vx"),
+        ("npm/10.8.0 node/v20.0.0 linux x64 workspaces/false", True, "npx vx"),
+        ("bun/1.1.0 npm/? node/v22.0.0 linux x64", True, "bunx vx"),
+        ("pnpm/9.12.0 npm/? node/v20.0.0 linux x64", False, "vx"),
+        ("", True, "vx"),
+    ],
+)
+def test_the_next_line_uses_the_runner_that_started_vx(
+    workspace: Callable[..., Path],
+    vx: Callable[..., VxResult],
+    agent: str,
+    *,
+    installed: bool,
+    spelled: str,
+) -> None:
+    files = dict(PNPM_REPO)
+    if installed:
+        files["node_modules/.bin/vx"] = "#!/bin/sh\n"
+    root = workspace(files)
+    out = vx(["init", "--dry"], root, env={"npm_config_user_agent": agent}).assert_ok().out
+    assert out.endswith(f"next: {spelled} run build --all\n")
+
+
+def test_a_run_in_a_root_that_lists_no_members_says_to_list_them(
+    workspace: Callable[..., Path], vx: Callable[..., VxResult]
+) -> None:
+    root = workspace(
+        {
+            "package.json": {"name": "r", "scripts": {"build": "node -e 0"}},
+            "packages/a/package.json": {"name": "a", "scripts": {"build": "node -e 0"}},
+        }
+    )
+    result = vx(["run", "build"], root).assert_code(1)
+    assert result.err == (
+        "vx run: no projects declare task(s): build. package.json declares no workspaces, so vx"
+        " reads the root as one package (packages/a has its own package.json): add"
+        ' "workspaces": ["packages/*"] to package.json and re-run vx init.\n'
+    )

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 LOCK_SCHEMA = json.loads((SCHEMAS / "lock.json").read_text())
+LOCKFILE_SCHEMA = json.loads((SCHEMAS / "vx-lock.json").read_text())
 
 PY_CONFIG = """\
 import os
@@ -62,6 +63,7 @@ def test_lock_round_trip_and_frozen_run(
         " (1 project has no vx.config; its tasks are never frozen)\n"
     )
     lock = json.loads((root / "vx-lock.json").read_text())
+    jsonschema.validate(lock, LOCKFILE_SCHEMA)
     assert lock["version"] == 1
     assert sorted(lock["projects"]) == ["app", "lib"]
     lib = lock["projects"]["lib"]

@@ -264,6 +264,7 @@ def test_schema_fields_are_the_loader_fields(
         "cache.json",
         "init.json",
         "lock.json",
+        "vx-lock.json",
     ],
 )
 def test_every_object_in_the_schemas_is_closed(name: str) -> None:

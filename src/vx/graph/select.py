@@ -201,6 +201,9 @@ class _Hints:
         if guess is not None:
             return self._guess(word, guess)
         if not any(p.config for p in self.index.ws.projects):
+            unlisted = self._unlisted_members()
+            if unlisted:
+                return unlisted
             return (
                 "No package declares a vx.config — run `vx init` to write one per package from"
                 " its package.json scripts."
@@ -208,6 +211,18 @@ class _Hints:
         if not self.declarers:
             return "No project declares a task: add one under tasks in a vx.config, or run vx init."
         return f"Tasks: {listing(sorted(self.declarers), LISTED)}."
+
+    def _unlisted_members(self) -> str | None:
+        """A one-package root with packages below it that no workspace list names: the fix
+        is to list them, not to write a config for the root."""
+        from vx.workspace.init_root import unreached
+        from vx.workspace.model import Manager
+
+        ws = self.index.ws
+        if ws.manager is not Manager.SINGLE:
+            return None
+        found = unreached(ws.root)
+        return f"{found[0]}." if found else None
 
     def _nx_spelling(self, word: str) -> str | None:
         """Nx writes `web:build` for `web#build`; a target may carry `:configuration` after it."""

@@ -9,20 +9,23 @@ different source of tasks is a different draft step feeding the same `_files` st
 from __future__ import annotations
 
 from enum import StrEnum
+from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
 from vx.errors import ConfigError, ErrorCode, UserError
-from vx.workspace import script_words as sw
+from vx.util.fuzzy import listing
 from vx.workspace.config_load import PROJECT_STEM, SUFFIXES, WORKSPACE_STEM
 from vx.workspace.discover import find_root
+from vx.workspace.init_cycles import CYCLE_REASON, cycle_builds
 from vx.workspace.init_render import render_project, render_workspace
+from vx.workspace.init_root import draft_root, root_notes, unreached
 from vx.workspace.init_tasks import (
     BUILD,
     CACHE_REASON,
     COPY_REASON,
-    LIFECYCLE,
     PackageDraft,
     TaskDraft,
+    Todo,
     draft_package,
     script_table,
 )
@@ -59,7 +62,7 @@ class InitRequest(NamedTuple):
     cwd: Path
     format: ConfigFormat = ConfigFormat.JSON
     force: bool = False
-    env: Mapping[str, str] = {}
+    env: Mapping[str, str] = MappingProxyType({})
 
 
 class PlannedFile(NamedTuple):
@@ -90,7 +93,7 @@ class InitPlan(NamedTuple):
     mapped: int  # tasks written across every file
 
 
-class _Package(NamedTuple):
+class PackageInfo(NamedTuple):
     """A member (or the root) as init sees it: where, its name, its package.json."""
 
     rel_dir: str
@@ -118,45 +121,106 @@ def _in_git(root: Path) -> bool:
     return any((d / ".git").exists() for d in (root, *root.parents))
 
 
-def plan_init(request: InitRequest) -> InitPlan:
-    """Read the repo at `request.cwd` and decide every file `vx init` writes."""
+class RepoScan(NamedTuple):
+    """What `vx init` read before deciding anything: the root and its package.json, the
+    workspace's manager and the one running scripts, the named members, notes so far."""
+
+    root: Path
+    manager: Manager
+    root_manifest: dict[str, object]
+    host: ScriptHost
+    members: tuple[PackageInfo, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def single(self) -> bool:
+        """The root is the one package (no workspace list)."""
+        return self.manager is Manager.SINGLE
+
+
+def scan_repo(cwd: Path) -> RepoScan:
+    """Find the workspace holding `cwd` and read its manifests; no package.json is refused."""
     try:
-        found = find_root(request.cwd)
+        found = find_root(cwd)
     except UserError as e:
         if e.code is not ErrorCode.NO_WORKSPACE:
             raise
         raise UserError(
             ErrorCode.NO_WORKSPACE,
-            f"vx init: no package.json at or above {request.cwd} — create one first"
+            f"vx init: no package.json at or above {cwd} — create one first"
             " (npm init -y), then re-run vx init",
         ) from None
     root = found.root
     root_manifest = _read(root, ".") or {}
-    host = detect_host(root, found.manager, root_manifest)
-    notes = list(found.notes)
     members, member_notes = _members(root, found.members, found.manager)
-    notes.extend(member_notes)
-    drafts: dict[str, tuple[_Package, PackageDraft]] = {}
-    member_dirs = tuple(p.rel_dir for p in members)
-    for package in members:
+    return RepoScan(
+        root=root,
+        manager=found.manager,
+        root_manifest=root_manifest,
+        host=detect_host(root, found.manager, root_manifest),
+        members=tuple(members),
+        notes=(*found.notes, *member_notes),
+    )
+
+
+def plan_init(request: InitRequest) -> InitPlan:
+    """Read the repo at `request.cwd` and decide every file `vx init` writes.
+
+    This is where the source of the tasks is chosen: today every package's tasks come from
+    its package.json scripts (`draft_scripts`). Another source yields drafts of the same
+    shape, and `_files` turns any drafts into files, keeping or replacing existing configs.
+    """
+    scan = scan_repo(request.cwd)
+    drafts, notes = draft_scripts(scan)
+    return _files(request, scan.root, drafts, notes, single=scan.single)
+
+
+Drafts = dict[str, tuple[PackageInfo, PackageDraft]]
+
+
+def draft_scripts(scan: RepoScan) -> tuple[Drafts, list[str]]:
+    """Each package's tasks from its scripts (by root-relative dir), and the notes to print."""
+    host = scan.host
+    notes = list(scan.notes)
+    drafts: Drafts = {}
+    member_dirs = tuple(p.rel_dir for p in scan.members)
+    for package in scan.members:
         scripts = script_table(package.manifest)
         draft = draft_package(
             scripts, host, package.manifest, members=member_dirs, here=package.rel_dir
         )
         drafts[package.rel_dir] = (package, draft)
-    single = found.manager is Manager.SINGLE
-    if single:
-        package = _Package(".", _name(root_manifest), root_manifest)
-        draft = draft_package(script_table(root_manifest), host, root_manifest)
-        drafts["."] = (package, draft)
+    by_name = {p.name: p.rel_dir for p in scan.members if p.name is not None}
+    if len(by_name) == len(scan.members):  # duplicate names: the run refuses them first
+        for name, builds in cycle_builds(scan.root, by_name, scan.manager).items():
+            package, draft = drafts[by_name[name]]
+            drafts[by_name[name]] = (package, _without_up_build(draft, builds))
+    manifest = scan.root_manifest
+    if scan.single:
+        notes.extend(unreached(scan.root))
+        package = PackageInfo(".", _name(manifest), manifest)
+        drafts["."] = (package, draft_package(script_table(manifest), host, manifest))
     else:
         carried = frozenset(t.name for _, d in drafts.values() for t in d.tasks)
-        root_draft, left_out = _root_draft(root_manifest, host, member_dirs, carried)
-        notes.extend(_root_notes(left_out, host))
+        root_draft, left_out = draft_root(manifest, host, member_dirs, carried)
+        notes.extend(root_notes(left_out, host))
         if root_draft.tasks:
-            drafts["."] = (_Package(".", _name(root_manifest), root_manifest), root_draft)
+            drafts["."] = (PackageInfo(".", _name(manifest), manifest), root_draft)
     notes.extend(_package_notes(drafts, host))
-    return _files(request, root, drafts, notes, single=single)
+    return drafts, notes
+
+
+def _without_up_build(draft: PackageDraft, builds: tuple[str, ...]) -> PackageDraft:
+    """The draft with `^build` replaced by explicit edges, and a TODO saying why."""
+    tasks = []
+    for task in draft.tasks:
+        if f"^{BUILD}" in task.depends_on:
+            deps = [d for d in task.depends_on if d != f"^{BUILD}"]
+            task = task._replace(  # noqa: PLW2901 - the same task, rewritten
+                depends_on=(*builds, *deps), todos=(*task.todos, Todo(CYCLE_REASON))
+            )
+        tasks.append(task)
+    return draft._replace(tasks=tuple(tasks))
 
 
 def _name(manifest: Mapping[str, object]) -> str | None:
@@ -166,12 +230,12 @@ def _name(manifest: Mapping[str, object]) -> str | None:
 
 def _members(
     root: Path, dirs: tuple[str, ...], manager: Manager
-) -> tuple[list[_Package], list[str]]:
+) -> tuple[list[PackageInfo], list[str]]:
     """The named members with a package.json, and notes for nameless and duplicate ones."""
     notes: list[str] = []
     if manager is Manager.UV:
         return [], notes
-    packages: list[_Package] = []
+    packages: list[PackageInfo] = []
     by_name: dict[str, list[str]] = {}
     for rel in dirs:
         manifest = _read(root, rel)
@@ -186,7 +250,7 @@ def _members(
                 )
             continue
         by_name.setdefault(name, []).append(rel)
-        packages.append(_Package(rel, name, manifest))
+        packages.append(PackageInfo(rel, name, manifest))
     for name, rels in by_name.items():
         if len(rels) > 1:
             notes.append(
@@ -196,73 +260,8 @@ def _members(
     return packages, notes
 
 
-def _root_draft(
-    manifest: Mapping[str, object],
-    host: ScriptHost,
-    members: tuple[str, ...],
-    carried: frozenset[str],
-) -> tuple[PackageDraft, list[tuple[str, str]]]:
-    """The root's own tasks among several packages, and the scripts left out with why."""
-    scripts = script_table(manifest)
-    out: dict[str, str] = {}
-    for name, command in scripts.items():
-        if name in LIFECYCLE:
-            continue
-        line = sw.read_line(command)
-        if any(sw.workspace_part(w, members, ".") for w in line.segments):
-            out[name] = "runs the workspace's members"
-    changed = True
-    while changed:  # a script that runs a left-out script by name runs the members too
-        changed = False
-        for name, command in scripts.items():
-            if name in out or name in LIFECYCLE:
-                continue
-            runs = {
-                s
-                for w in sw.read_line(command).segments
-                for s in sw.scripts_run(w, frozenset(scripts))
-            }
-            if runs & set(out):
-                out[name] = "runs the workspace's members"
-                changed = True
-    for name in scripts:
-        if name not in out and name in carried and name not in LIFECYCLE:
-            out[name] = "a member's task has this name, so vx run --all would run it twice"
-    kept = {k: v for k, v in scripts.items() if k not in out}
-    from vx.workspace.init_tasks import hook_targets
-
-    hooks = hook_targets(scripts, host)
-    for hook, target in hooks.items():  # a hook goes where its script goes
-        if target in out:
-            kept.pop(hook, None)
-    draft = draft_package(kept, host, manifest, members=members, here=".")
-    return draft, sorted(out.items(), key=lambda kv: list(scripts).index(kv[0]))
-
-
-def _root_notes(left_out: list[tuple[str, str]], host: ScriptHost) -> list[str]:
-    if not left_out:
-        return []
-    by_reason: dict[str, list[str]] = {}
-    for name, reason in left_out:
-        by_reason.setdefault(reason, []).append(name)
-    example = {
-        "npm": "npm run build --workspaces",
-        "pnpm": "pnpm -r build",
-        "bun": "bun run --filter '*' build",
-    }.get(
-        host.name,
-        "yarn workspaces foreach -A run build" if host.berry else "yarn workspaces run build",
-    )
-    notes = [
-        f"root scripts left out ({reason}): {', '.join(names)}"
-        for reason, names in by_reason.items()
-    ]
-    notes.append(f"vx run build --all replaces what the root ran as {example}")
-    return notes
-
-
 def _package_notes(
-    drafts: Mapping[str, tuple[_Package, PackageDraft]], host: ScriptHost
+    drafts: Mapping[str, tuple[PackageInfo, PackageDraft]], host: ScriptHost
 ) -> list[str]:
     notes: list[str] = []
     empty = sorted(
@@ -270,7 +269,7 @@ def _package_notes(
     )
     if empty:
         notes.append(
-            f"no script to run, so no config: {_listing(empty)} (still projects; a task"
+            f"no script to run, so no config: {listing(empty, LISTED)} (still projects; a task"
             " declared in their own vx.config runs)"
         )
     for package, draft in drafts.values():
@@ -290,15 +289,10 @@ def _package_notes(
     return notes
 
 
-def _listing(names: list[str]) -> str:
-    head = ", ".join(names[:LISTED])
-    return head if len(names) <= LISTED else f"{head} and {len(names) - LISTED} more"
-
-
 def _files(
     request: InitRequest,
     root: Path,
-    drafts: Mapping[str, tuple[_Package, PackageDraft]],
+    drafts: Mapping[str, tuple[PackageInfo, PackageDraft]],
     notes: list[str],
     *,
     single: bool,
@@ -330,6 +324,8 @@ def _files(
                 todos.setdefault(todo.reason, []).append(
                     f"{label if rel_dir != '.' or single else '//'}#{task.name}"
                 )
+    if not files and kept and not request.force:
+        notes.append("vx is already set up here: every package with scripts has a config")
     ws_present = existing_configs(root, WORKSPACE_STEM)
     if ws_present:
         kept.extend(ws_present)
@@ -366,7 +362,7 @@ def _for_format(tasks: tuple[TaskDraft, ...], fmt: ConfigFormat) -> tuple[TaskDr
 def _next(
     request: InitRequest,
     root: Path,
-    drafts: Mapping[str, tuple[_Package, PackageDraft]],
+    drafts: Mapping[str, tuple[PackageInfo, PackageDraft]],
     *,
     single: bool,
 ) -> str:

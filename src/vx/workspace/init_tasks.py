@@ -12,6 +12,7 @@ import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from vx.workspace import script_words as sw
+from vx.workspace.script_outputs import outdir
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -50,6 +51,10 @@ MEMBER_REASON = (
 OWN_REASON = (
     "it runs this package's own scripts inside its command, beside their own tasks, so they"
     " run twice: list them under dependsOn instead if their order does not matter"
+)
+READY_REASON = (
+    "another task waits on this server: add exec.readyWhen, a pattern its output prints once"
+    " it is ready, so the waiter starts then"
 )
 NPM_VAR_REASON = "it reads npm variables vx does not set: define them under exec.env.define"
 COPY_REASON = "exec.env.define copies package.json's name/version: update it when they change"
@@ -169,7 +174,7 @@ class _Mapper:
 
     def draft(self) -> PackageDraft:
         chain = self.build_chain() if BUILD in self.names else ()
-        tasks = [self._task(name, chain) for name in self.scripts if name in self.names]
+        tasks = _await_servers([self._task(n, chain) for n in self.scripts if n in self.names])
         skipped = [
             Skipped(n, "no task may carry that name (no #, no leading ^, no spaces)")
             for n in self.scripts
@@ -212,7 +217,7 @@ class _Mapper:
             shell = re.sub(r"(^|[;&|(]\s*)run(?=\s)", r"\1yarn run", shell)
         outputs = None
         if chain and name == chain[-1]:
-            outputs = sw.outdir(command) or ("dist/**",)
+            outputs = outdir(command) or ("dist/**",)
             todos.insert(0, Todo(CACHE_REASON))
         return TaskDraft(name, tuple(deps), shell, persistent, define, tuple(todos), outputs)
 
@@ -263,6 +268,18 @@ class _Mapper:
         if any(live for _, _, live in define):
             todos.append(Todo(COPY_REASON))
         return tuple(define), todos
+
+
+def _await_servers(tasks: list[TaskDraft]) -> list[TaskDraft]:
+    """A server another task waits on gets a TODO: without `readyWhen` the waiter starts as
+    soon as the server is spawned, before it listens."""
+    awaited = {d for t in tasks if t.command is not None for d in t.depends_on}
+    return [
+        t._replace(todos=(*t.todos, Todo(READY_REASON)))
+        if t.persistent and t.name in awaited
+        else t
+        for t in tasks
+    ]
 
 
 def draft_package(

@@ -13,173 +13,40 @@ from typing import NamedTuple
 MANAGERS = frozenset({"npm", "pnpm", "pn", "yarn", "bun"})
 OPERATORS = frozenset({"&&", "||", ";", "|", "&", ";;", "|&"})
 LAUNCHERS = frozenset({"npx", "bunx", "cross-env", "dotenv", "env", "pnpx", "time", "nice"})
+
+
+def _verbs(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 # The verbs each manager keeps for itself: `pnpm install` is never a script called install.
 MANAGER_VERBS: dict[str, frozenset[str]] = {
-    "npm": frozenset(
-        {
-            "install",
-            "i",
-            "ci",
-            "add",
-            "uninstall",
-            "update",
-            "publish",
-            "pack",
-            "version",
-            "exec",
-            "init",
-            "link",
-            "ls",
-            "audit",
-            "outdated",
-            "prune",
-            "rebuild",
-            "docs",
-            "x",
-            "view",
-            "info",
-            "config",
-            "cache",
-            "login",
-            "whoami",
-            "dedupe",
-            "fund",
-            "query",
-        }
+    "npm": _verbs(
+        "add audit cache ci config dedupe docs exec fund i info init install link login ls "
+        "outdated pack prune publish query rebuild uninstall update version view whoami x"
     ),
-    "pnpm": frozenset(
-        {
-            "install",
-            "i",
-            "add",
-            "remove",
-            "rm",
-            "update",
-            "up",
-            "link",
-            "unlink",
-            "import",
-            "rebuild",
-            "prune",
-            "fetch",
-            "patch",
-            "patch-commit",
-            "audit",
-            "list",
-            "ls",
-            "outdated",
-            "why",
-            "licenses",
-            "exec",
-            "dlx",
-            "create",
-            "init",
-            "publish",
-            "pack",
-            "store",
-            "root",
-            "bin",
-            "env",
-            "setup",
-            "deploy",
-            "docs",
-            "version",
-            "config",
-            "dedupe",
-            "approve-builds",
-            "self-update",
-            "server",
-            "recursive",
-            "multi",
-            "m",
-        }
+    "pnpm": _verbs(
+        "add approve-builds audit bin config create dedupe deploy dlx docs env exec fetch i "
+        "import init install licenses link list ls m multi outdated pack patch patch-commit "
+        "prune publish rebuild recursive remove rm root self-update server setup store unlink "
+        "up update version why"
     ),
-    "yarn": frozenset(
-        {
-            "install",
-            "add",
-            "remove",
-            "upgrade",
-            "up",
-            "dlx",
-            "exec",
-            "workspace",
-            "workspaces",
-            "info",
-            "init",
-            "pack",
-            "publish",
-            "why",
-            "version",
-            "config",
-            "cache",
-            "constraints",
-            "set",
-            "plugin",
-            "node",
-            "bin",
-            "link",
-            "unlink",
-            "npm",
-            "patch",
-            "patch-commit",
-            "rebuild",
-            "stage",
-            "explain",
-            "dedupe",
-            "search",
-            "check",
-            "global",
-            "login",
-            "logout",
-            "outdated",
-            "owner",
-            "team",
-            "tag",
-            "licenses",
-            "generate-lock-entry",
-            "import",
-            "autoclean",
-            "policies",
-            "create",
-            "upgrade-interactive",
-        }
+    "yarn": _verbs(
+        "add autoclean bin cache check config constraints create dedupe dlx exec explain "
+        "generate-lock-entry global import info init install licenses link login logout node "
+        "npm outdated owner pack patch patch-commit plugin policies publish rebuild remove "
+        "search set stage tag team unlink up upgrade upgrade-interactive version why "
+        "workspace workspaces"
     ),
-    "bun": frozenset(
-        {
-            "test",
-            "build",
-            "install",
-            "i",
-            "add",
-            "a",
-            "remove",
-            "rm",
-            "update",
-            "x",
-            "create",
-            "init",
-            "pm",
-            "link",
-            "unlink",
-            "upgrade",
-            "publish",
-            "outdated",
-            "patch",
-            "deploy",
-            "repl",
-            "exec",
-            "audit",
-            "info",
-            "why",
-        }
+    "bun": _verbs(
+        "a add audit build create deploy exec i info init install link outdated patch pm "
+        "publish remove repl rm test unlink update upgrade why x"
     ),
 }
-# npm runs these scripts by their own verb (`npm test`), no `run` needed.
+YARN_BUILTIN_RUN = "run"
 NPM_SHORTCUTS = frozenset({"test", "t", "start", "stop", "restart"})
 SERVER_VERBS = frozenset({"dev", "serve", "start", "preview"})
 SERVERS = frozenset({"serve", "http-server", "live-server", "nodemon", "browser-sync"})
-WATCH_FLAGS = frozenset({"--watch", "-w", "--watchAll"})
 WATCH_W_TOOLS = frozenset({"tsc", "rollup", "tsup", "babel", "esbuild", "vitest", "jest"})
 RUNNERS = frozenset({"run-s", "run-p", "npm-run-all", "npm-run-all2"})
 WORKSPACE_TOOLS = frozenset({"turbo", "nx", "lerna", "vx", "vp", "ultra", "wireit"})
@@ -263,8 +130,11 @@ def program(words: Segment) -> tuple[str, Segment]:
 def script_run(words: Segment, scripts: frozenset[str]) -> str | None:
     """The script of this package a segment runs through its manager, if it is only that:
     `npm run x`, `pnpm x`, `yarn run x`, `bun run x`, `npm test`. A manager's own verb
-    (`pnpm install`, `bun test`, `yarn check`) is not a script."""
+    (`pnpm install`, `bun test`, `yarn check`) is not a script. Yarn 2+'s shell builtin
+    `run x` counts too (no other shell has a `run`)."""
     name, args = program(words)
+    if name == YARN_BUILTIN_RUN:
+        return args[0] if args and args[0] in scripts else None
     if name not in MANAGERS or not args:
         return None
     manager = "pnpm" if name == "pn" else name
@@ -287,13 +157,13 @@ def delegate(command: str, scripts: frozenset[str]) -> str | None:
     if not line.readable or len(line.segments) != 1:
         return None
     words = line.segments[0]
-    if words[0] not in MANAGERS:
+    if words[0] not in MANAGERS and words[0] != YARN_BUILTIN_RUN:
         return None  # an env prefix or launcher makes it a real command
     args = words[1:]
     target = script_run(words, scripts)
     if target is None:
         return None
-    run_words = 3 if args and args[0] in ("run", "run-script", "rs") else 2
+    run_words = 3 if words[0] in MANAGERS and args[0] in ("run", "run-script", "rs") else 2
     return target if len(words) == run_words else None
 
 
@@ -428,48 +298,3 @@ def _other_member(target: str, members: tuple[str, ...], here: str) -> bool:
                 continue
             return True
     return False
-
-
-def outdir(command: str) -> tuple[str, ...] | None:
-    """The output globs a build command's framework writes, or what it names as its out dir;
-    None when nothing says."""
-    line = read_line(command)
-    made: set[str] = set()
-    cleaned: list[str] = []
-    for words in line.segments:
-        name, args = program(words)
-        verbs = [a for a in args if not a.startswith("-")]
-        verb = verbs[0] if verbs else ""
-        framework = _framework(name, verb)
-        if framework is not None:
-            return framework
-        for i, arg in enumerate(args):
-            if arg in ("--outDir", "--out-dir", "-d", "--outdir", "--out") and i + 1 < len(args):
-                return (f"{_strip(args[i + 1])}/**",)
-            for flag in ("--outDir=", "--out-dir=", "--outdir="):
-                if arg.startswith(flag):
-                    return (f"{_strip(arg[len(flag) :])}/**",)
-        if name in ("rimraf", "del-cli", "del", "rm", "shx"):
-            cleaned.extend(_strip(a) for a in args if not a.startswith("-") and a != "rm")
-        if name == "mkdir":
-            made.update(_strip(a) for a in args if not a.startswith("-"))
-    kept = [c for c in cleaned if c and c not in made and "*" not in c and c != "."]
-    return tuple(f"{c}/**" for c in kept) or None
-
-
-def _strip(path: str) -> str:
-    return path.removeprefix("./").rstrip("/")
-
-
-def _framework(name: str, verb: str) -> tuple[str, ...] | None:
-    if name == "next" and verb == "build":
-        return (".next/**", "!.next/cache/**")
-    if name in ("nuxt", "nuxi") and verb in ("build", "generate"):
-        return (".output/**",)
-    if name in ("remix", "react-router", "react-scripts", "docusaurus") and verb == "build":
-        return ("build/**",)
-    if name == "gatsby" and verb == "build":
-        return ("public/**",)
-    if (name == "storybook" and verb == "build") or name == "build-storybook":
-        return ("storybook-static/**",)
-    return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from vx.workspace import script_words as sw
+from vx.workspace.script_outputs import outdir
 
 SCRIPTS = frozenset({"build", "compile", "lint", "test", "start", "web", "api", "build:a"})
 
@@ -30,6 +31,8 @@ SCRIPTS = frozenset({"build", "compile", "lint", "test", "start", "web", "api", 
         ("cross-env A=1 npm run compile", None),
         ("npm run missing", None),
         ("npm compile", None),  # npm runs only its shortcuts without `run`
+        ("run compile", "compile"),  # Yarn 2+'s shell builtin
+        ("run compile --watch", None),
     ],
 )
 def test_delegate(command: str, target: str | None) -> None:
@@ -136,7 +139,7 @@ def test_workspace_part(command: str, here: str, *, part: bool) -> None:
     ],
 )
 def test_outdir(command: str, outputs: tuple[str, ...] | None) -> None:
-    assert sw.outdir(command) == outputs
+    assert outdir(command) == outputs
 
 
 def test_npm_variables() -> None:
