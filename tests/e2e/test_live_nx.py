@@ -198,3 +198,20 @@ def test_nx_resolves_the_targets_vx_reads(
         if task["cache"] is not None:
             cached = task["cache"]["outputs"]
             assert cached["files"] + cached["workspaceFiles"] == outputs, name
+
+
+def test_migrate_from_nx_writes_what_the_live_reader_gives(
+    workspace: Callable[..., Path], vx: Callable[..., VxResult]
+) -> None:
+    live = workspace(NX_REPO, name="live")
+    native = workspace({k: v for k, v in NX_REPO.items() if k != "vx.workspace.json"}, name="nat")
+    done = vx(["migrate"], native).assert_ok()  # nx.json at the root says which runner
+    assert done.out.splitlines()[:2] == [
+        "wrote packages/app/vx.config.json",
+        "wrote packages/lib/vx.config.json",
+    ]
+    assert done.err == WARNINGS
+    for project in ("@acme/app", "@acme/lib"):
+        assert _tasks(vx, native, project) == _tasks(vx, live, project), project
+    shown = vx(["show"], native).assert_ok().out
+    assert "[scope:shared]" in shown  # project.json tags travel too

@@ -8,17 +8,20 @@ import json
 import os
 import shutil
 import subprocess
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import jsonschema
 import pytest
 from tests.conftest import git, write_tree
 from tests.e2e.npmtools import npm_tool
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     from tests.conftest import VxResult
+
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
 TURBO_REPO: dict[str, Any] = {
     "package.json": {
@@ -320,6 +323,9 @@ def test_init_keep_and_native(workspace: Callable[..., Path], vx: Callable[..., 
     assert kept.out.splitlines()[0] == "wrote vx.workspace.json"
     assert json.loads((ws / "vx.workspace.json").read_text()) == {"tasksFrom": "turbo"}
     assert "from turbo.json" in vx(["show"], ws).assert_ok().out
+    plan = vx(["init", "--dry", "--format", "json"], ws).assert_ok().json()
+    jsonschema.validate(plan, json.loads((SCHEMAS / "init.json").read_text()))
+    assert [f["path"] for f in plan["files"]][-1] == "vx.workspace.json"
     native = vx(["init"], ws).assert_ok()  # native is the default in a Turbo repo
     assert "wrote apps/web/vx.config.json" in native.out.splitlines()
     assert "note: 10 tasks from turbo.json in 4 vx.config.json files" in native.out
