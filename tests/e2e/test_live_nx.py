@@ -19,7 +19,12 @@ if TYPE_CHECKING:
     from tests.conftest import VxResult
 
 NX_REPO: dict[str, Any] = {
-    "package.json": {"name": "acme", "private": True, "workspaces": ["packages/*"]},
+    "package.json": {
+        "name": "acme",
+        "private": True,
+        "workspaces": ["packages/*"],
+        "scripts": {"build": "nx run-many -t build"},
+    },
     "package-lock.json": {"name": "acme", "lockfileVersion": 3, "packages": {}},
     "vx.workspace.json": {"tasksFrom": "nx"},
     "nx.json": {

@@ -133,6 +133,15 @@ class _Project:
                 )
 
 
+def _root_unclaimed(root: Path, project: LiveProject) -> bool:
+    if not project.is_root or project.rel_dir != "." or (root / PROJECT_JSON).is_file():
+        return False
+    if project.name != "//":
+        return False  # a single-package repo's root is its one project
+    manifest = root / "package.json"
+    return not (manifest.is_file() and "nx" in load_json_object(manifest, "package.json"))
+
+
 def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     merged = {**base, **over}
     if "options" in base or "options" in over:
@@ -144,7 +153,9 @@ def read_nx(root: Path, projects: Sequence[LiveProject], manager: Manager) -> Li
     """Every project's tasks as nx.json and its project.json describe them."""
     warnings = Warnings()
     nx = _Nx(root, warnings)
-    read = [_Project(root, p, nx, warnings) for p in projects]
+    # The root is an Nx project only with a project.json or an "nx" field of its own: its
+    # package.json scripts (`nx run-many -t build`) run the workspace, not a task of it.
+    read = [_Project(root, p, nx, warnings) for p in projects if not _root_unclaimed(root, p)]
     names = {p.nx_name: p.live.name for p in read} | {p.live.name: p.live.name for p in read}
     out: dict[str, LiveTasks] = {}
     for project in read:
