@@ -210,6 +210,7 @@ def test_turbo_allows_the_order_vx_runs_and_the_second_run_hits(
     assert (ws / "apps/web/.next/page.html").is_file()
     again = vx(["run", "build", "--all"], ws).assert_ok()
     assert "all cached" in again.out + again.err, again
+    assert f"[vx] {WARNINGS[0]}\n" in again.err  # a warm replay says it too
     assert (ws / "order.log").read_text().split() == ran
     # turbo.json is among what a warm replay proves unchanged: an edit reaches the next run
     turbo_json = ws / "turbo.json"

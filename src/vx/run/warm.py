@@ -366,6 +366,12 @@ def _emit_all(
     from vx.util.uuid7 import uuid7
 
     run_id = uuid7()
+    notes = snap.get("notes", ())
+    if notes:
+        from vx.events import Notice
+
+        for note in notes if isinstance(notes, list) else ():
+            emit(Notice(f"[vx] {note}"))
     planned = snap["planned"]
     finished_rows = snap["finished"]
     assert isinstance(planned, list)  # noqa: S101
@@ -559,6 +565,8 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
         "concurrency": prepared.exec_options.concurrency,
         "label": prepared.label,
         "retention": (kept.older_than, kept.max_size) if kept is not None else None,
+        # what the plan said (a live turbo.json's unhonoured fields): the replay says it too
+        "notes": list(prepared.plan.notes),
     }
 
 
