@@ -19,6 +19,7 @@ from vx.util.globs import has_magic
 from vx.workspace.live import LiveRead, LiveTasks, Warnings, read_jsonc
 from vx.workspace.live_tasks import script_command
 from vx.workspace.manifests import load_json_object
+from vx.workspace.nx_inputs import NxInputs
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -353,7 +354,7 @@ class _Target:
             if "default" not in self.project.named:
                 return None
             entries = ["default", "^default"]
-        found = _Inputs(self)
+        found = NxInputs(self.project.named, self.warn)
         found.expand(entries, ())
         if found.upstream and not has_edges:
             self.warn(
@@ -362,61 +363,3 @@ class _Target:
                 ' add "dependsOn": ["^build"]',
             )
         return found.result()
-
-
-class _Inputs:
-    """A target's inputs with named sets expanded, sorted into vx's input fields."""
-
-    def __init__(self, target: _Target) -> None:
-        self.target = target
-        self.files: list[str] = []
-        self.ws: list[str] = []
-        self.env: list[str] = []
-        self.runtime: list[str] = []
-        self.upstream = ""
-
-    def expand(self, entries: Sequence[object], trail: tuple[str, ...]) -> None:
-        named = self.target.project.named
-        for entry in entries:
-            if isinstance(entry, str):
-                if entry.startswith("^"):
-                    self.upstream = self.upstream or entry[1:]
-                elif entry in named and entry not in trail:
-                    self.expand(named[entry] or [], (*trail, entry))
-                elif "{" in entry or "/" in entry or has_magic(entry):
-                    self.fileset(entry)
-                else:
-                    self.target.warn(f'inputs "{entry}"', "no named input has that name")
-            elif isinstance(entry, dict):
-                self.object(entry)
-
-    def object(self, entry: Mapping[str, Any]) -> None:
-        if isinstance(entry.get("fileset"), str):
-            self.fileset(entry["fileset"])
-        elif isinstance(entry.get("env"), str):
-            self.env.append(entry["env"])
-        elif isinstance(entry.get("runtime"), str):
-            self.runtime.append(entry["runtime"])
-        else:
-            key = next(iter(entry), "?")
-            self.target.warn(f'inputs "{key}"', "vx keys files, variables and commands only")
-
-    def fileset(self, entry: str) -> None:
-        negated = entry.startswith("!")
-        body = entry.removeprefix("!")
-        bang = "!" if negated else ""
-        if body == "{projectRoot}" or body.startswith("{projectRoot}/"):
-            self.files.append(bang + (body.removeprefix("{projectRoot}").removeprefix("/") or "**"))
-            return
-        path = body.removeprefix("{workspaceRoot}/")
-        self.ws.append(bang + path)
-
-    def result(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"files": list(dict.fromkeys(self.files))}
-        if self.ws:
-            out["workspaceFiles"] = list(dict.fromkeys(self.ws))
-        if self.env:
-            out["env"] = list(dict.fromkeys(self.env))
-        if self.runtime:
-            out["workspaceRuntime"] = list(dict.fromkeys(self.runtime))
-        return out
