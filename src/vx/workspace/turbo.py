@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 from vx.errors import ConfigError
 from vx.workspace.live import LiveRead, LiveTasks, Warnings, read_jsonc
 from vx.workspace.live_tasks import ROOT, script_command
+from vx.workspace.model import Manager
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
     from vx.workspace.live import LiveProject
-    from vx.workspace.model import Manager
 
 TURBO_FILES = ("turbo.json", "turbo.jsonc")
 DEFAULT = "$TURBO_DEFAULT$"
@@ -137,7 +137,7 @@ def read_turbo(root: Path, projects: Sequence[LiveProject], manager: Manager) ->
     warnings = Warnings()
     top = _Root(root, warnings)
     out: dict[str, LiveTasks] = {}
-    single = len(projects) == 1 and projects[0].rel_dir == "."
+    single = manager is Manager.SINGLE  # the root is the one package
     for project in projects:
         defs: dict[str, tuple[dict[str, Any], str]] = {}
         files = [top.shown]

@@ -140,3 +140,11 @@ def test_a_package_turbo_json_may_not_name_other_packages(tmp_path: Path) -> Non
     assert caught.value.message == (
         "packages/a/turbo.json: b#build: a package's turbo.json names its own tasks, without pkg#"
     )
+
+
+def test_a_plain_task_skips_the_root_even_when_it_is_the_only_package_read(
+    tmp_path: Path,
+) -> None:
+    """Every member has a vx.config of its own: the root alone is read, and is still no package."""
+    tasks, _ = read(tmp_path, {"turbo.json": {"tasks": {"build": {}}}}, {"//": {"build": "x"}})
+    assert tasks["//"] == {}
