@@ -292,8 +292,8 @@ def test_tasks_from_turbo_without_turbo_json_is_refused(
     ws = workspace(files)
     result = vx(["show"], ws).assert_code(1)
     assert result.err == (
-        'vx.workspace: tasksFrom is "turbo" but the root has no turbo.json — add one, or drop'
-        " tasksFrom\n"
+        "turbo.json: is not at the workspace root, and tasksFrom (or vx migrate --from) names"
+        " turbo — add it there, or drop tasksFrom\n"
     )
 
 

@@ -57,8 +57,9 @@ class _Nx:
         path = root / NX_JSON
         if not path.is_file():
             raise ConfigError(
-                "vx.workspace",
-                'tasksFrom is "nx" but the root has no nx.json — add one, or drop tasksFrom',
+                "nx.json",
+                "is not at the workspace root, and tasksFrom (or vx migrate --from) names"
+                " nx — add it there, or drop tasksFrom",
             )
         doc = read_jsonc(path, NX_JSON)
         for name in doc:

@@ -99,8 +99,9 @@ class _Root:
         path = find_turbo(root)
         if path is None:
             raise ConfigError(
-                "vx.workspace",
-                'tasksFrom is "turbo" but the root has no turbo.json — add one, or drop tasksFrom',
+                "turbo.json",
+                "is not at the workspace root, and tasksFrom (or vx migrate --from) names"
+                " turbo — add it there, or drop tasksFrom",
             )
         self.shown = path.name
         doc = read_jsonc(path, self.shown)
