@@ -139,6 +139,11 @@ def test_live_turbo_tasks_warnings_and_safe_outputs(
         "web   apps/web       4 tasks (no vx config; from turbo.json)\n"
     )
     assert listing.err == "".join(f"warning: {w}\n" for w in WARNINGS)
+    header = vx(["show", "web"], ws).assert_ok().out.splitlines()[:2]
+    assert header == [
+        "web — apps/web",
+        "no vx config: its tasks are read live from apps/web/turbo.json",
+    ]
     web = _show(vx, ws, "web")["tasks"]
     assert web["build"]["dependsOn"] == ["^build"]
     assert web["build"]["cache"]["outputs"]["files"] == [".next/**", "!.next/cache/**"]

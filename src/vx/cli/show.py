@@ -384,6 +384,8 @@ def _project_text(s: Shown) -> str:
             if s.has_default
             else "no vx config, and no tasks\n"
         )
+    elif p.config.live:
+        head += f"no vx config: its tasks are read live from {p.config.path}\n"
     elif not s.tasks:
         head += "no tasks\n"
     return head + "".join("\n" + _task_text(t) for t in s.tasks)
