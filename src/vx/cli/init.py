@@ -26,6 +26,8 @@ COMMAND = Command(
         Flag("--force", "replace existing package configs (of any extension) with generated ones"),
         Flag("--toml", "write vx.config.toml and vx.workspace.toml"),
         Flag("--py", "write vx.config.py and vx.workspace.py"),
+        Flag("--native", "in a Turbo or Nx repo: write vx.config.json files from its config"),
+        Flag("--keep", "in a Turbo or Nx repo: read turbo.json or nx.json live instead"),
         FORMAT_FLAG._replace(
             help="with --dry, json prints the plan as one document (schemas/init.json)"
         ),
@@ -37,6 +39,15 @@ COMMAND = Command(
                 ("vx.config.json", "one per package with scripts: each script a task, verbatim"),
                 ("vx.workspace.json", "at the root, unless a vx.workspace.* is there"),
                 ("", "an existing package config is kept (listed), unless --force"),
+            ),
+        ),
+        Section(
+            "In a Turbo or Nx repo (turbo.json or nx.json at the root)",
+            (
+                ("--native", "the default: one vx.config.json per package, as vx migrate"),
+                ("", "writes them from turbo.json / nx.json"),
+                ("--keep", 'a vx.workspace.json with "tasksFrom": vx reads the runner\'s'),
+                ("", "config live on every run, until --native writes it out"),
             ),
         ),
         Section(
@@ -59,6 +70,7 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> InitSettings
     if args.switch("toml") and args.switch("py"):
         raise UserError(ErrorCode.USAGE, "vx init: pick one of --toml and --py")
     config_format = "toml" if args.switch("toml") else "py" if args.switch("py") else "json"
+    runner = _runner_mode(args, config_format, cwd)
     return InitSettings(
         cwd=cwd,
         config_format=config_format,
@@ -66,7 +78,40 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> InitSettings
         force=args.switch("force"),
         format=fmt,
         env=env,
+        runner=runner,
     )
+
+
+def _runner_mode(args: ParsedArgs, config_format: str, cwd: Path) -> str | None:
+    """`keep` or `native` in a repo with turbo.json / nx.json (native unless told), else None;
+    either flag anywhere else is refused."""
+    keep, native = args.switch("keep"), args.switch("native")
+    if keep and native:
+        raise UserError(ErrorCode.USAGE, "vx init: pick one of --keep and --native")
+    from vx.workspace.discover import find_root
+    from vx.workspace.init_runner import runner_config
+
+    try:
+        root = find_root(cwd).root
+    except UserError:
+        root = None
+    kind = runner_config(root) if root is not None else None
+    if kind is None:
+        if keep or native:
+            flag = "--keep" if keep else "--native"
+            raise UserError(
+                ErrorCode.USAGE,
+                f"vx init: {flag} is for a repo with turbo.json or nx.json at its root, and this"
+                " one has neither — drop it to map package.json scripts",
+            )
+        return None
+    if config_format != "json":
+        raise UserError(
+            ErrorCode.USAGE,
+            f"vx init: in a Turbo or Nx repo vx init writes JSON; --{config_format} is for"
+            " package.json scripts in a repo without turbo.json or nx.json — drop it",
+        )
+    return "keep" if keep else "native"
 
 
 def execute(settings: InitSettings, streams: Streams) -> int:
@@ -79,7 +124,17 @@ def execute(settings: InitSettings, streams: Streams) -> int:
         force=settings.force,
         env=settings.env,
     )
-    plan = plan_init(request)
+    if settings.runner is not None:
+        from vx.workspace.discover import find_root
+        from vx.workspace.init_runner import RunnerMode, plan_runner_init, runner_config
+
+        root = find_root(settings.cwd).root
+        kind = runner_config(root)
+        assert kind is not None  # noqa: S101 - resolve found it
+        mode = RunnerMode(settings.runner)
+        plan = plan_runner_init(root, kind, mode, force=settings.force)
+    else:
+        plan = plan_init(request)
     if settings.format is OutputFormat.JSON:
         streams.out.write(json.dumps(document(plan), indent=2, ensure_ascii=False) + "\n")
         return 0

@@ -191,6 +191,7 @@ class InitSettings(NamedTuple):
     force: bool
     format: OutputFormat
     env: Mapping[str, str]
+    runner: str | None = None  # "keep" or "native": what to do with turbo.json / nx.json
 
 
 class LockSettings(NamedTuple):

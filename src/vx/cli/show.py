@@ -115,6 +115,8 @@ def execute(settings: ShowSettings, streams: Streams) -> int:
     ws = load_workspace(settings.cwd)
     for note in ws.notes:
         streams.err.write(f"note: {note}\n")
+    for warning in ws.warnings:
+        streams.err.write(f"warning: {warning}\n")
     full = _shown(ws)
     shown = _filtered(ws, full, settings) if settings.filters else full
     if settings.affected is not None:
@@ -354,6 +356,8 @@ def _count(s: Shown) -> str:
     tasks = f"{n} task" + ("" if n == 1 else "s")
     if s.project.config is None:
         return f"{tasks} (no vx config; default build)" if s.has_default else "(no vx config)"
+    if s.project.config.live:
+        return f"{tasks} (no vx config; from {s.project.config.live})"
     return f"{tasks} (with the default build)" if s.has_default else tasks
 
 
@@ -386,6 +390,8 @@ def _project_text(s: Shown) -> str:
             if s.has_default
             else "no vx config, and no tasks\n"
         )
+    elif p.config.live:
+        head += f"no vx config: its tasks are read live from {p.config.path}\n"
     elif not s.tasks:
         head += "no tasks\n"
     return head + "".join("\n" + _task_text(t) for t in s.tasks)

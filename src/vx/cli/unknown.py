@@ -198,8 +198,4 @@ FOREIGN: dict[str, Callable[[Sequence[str]], str]] = {
         "a remote cache is a plugin named in vx.workspace.* (docs/plugins.md): nothing to link"
     ),
     "unlink": _say("a remote cache is a plugin named in vx.workspace.*: remove it there to unlink"),
-    "migrate": _say(
-        "vx has no migrator yet: declare each package's tasks in a vx.config.json"
-        " (docs/config.md shows every field)"
-    ),
 }

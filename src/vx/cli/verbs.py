@@ -89,7 +89,7 @@ VERBS: tuple[Verb, ...] = (
     Verb(
         "init",
         "vx.cli.init",
-        ("vx init [--dry] [--force] [--toml | --py] [--format pretty|json]",),
+        (("vx init [--dry] [--force] [--toml | --py] [--native | --keep] [--format pretty|json]"),),
         "write a vx.config per package from its package.json scripts",
     ),
     Verb(
@@ -103,6 +103,12 @@ VERBS: tuple[Verb, ...] = (
         "vx.cli.prune",
         ("vx prune <project...> [--out-dir <dir>] [--docker] [--production]",),
         "copy some projects and what they depend on, with pruned lockfiles, for a Docker build",
+    ),
+    Verb(
+        "migrate",
+        "vx.cli.migrate",
+        ("vx migrate [--from turbo|nx] [--dry] [--force]",),
+        "write native vx.config.json files from turbo.json or nx.json",
     ),
     Verb(
         "help",

@@ -281,7 +281,7 @@ def _plan(
     if refusal:
         raise UserError(ErrorCode.REFUSED, refusal)
     refs_seen = _refs_seen(options, ws) if _may_replay(options) else None
-    notes: list[str] = []
+    notes: list[str] = list(ws.warnings)  # what a live turbo.json / nx.json holds unhonoured
     excl = options.exclude_dependencies
     exclude = None
     if excl is True or (isinstance(excl, frozenset) and excl):

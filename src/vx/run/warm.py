@@ -70,6 +70,9 @@ PROJECT_FILES = (
     "vx.config.toml",
     "vx.config.py",
 )
+# With `tasksFrom`, where turbo.json / nx.json / project.json may be, beside those above.
+LIVE_ROOT_FILES = ("turbo.json", "turbo.jsonc", "nx.json")
+LIVE_PROJECT_FILES = ("turbo.json", "turbo.jsonc", "project.json")
 _RACY_NS = 50_000_000
 _COARSE_RACY_NS = 2_000_000_000  # file systems that keep whole seconds (FAT keeps two)
 _SKIP_DIRS = frozenset({".git", "node_modules"})
@@ -741,11 +744,16 @@ def _workspace_paths(prepared: PreparedRun) -> list[str]:
     configs imported. A project's own directory is left out: restoring `dist/` changes it."""
     ws = prepared.plan.workspace
     root = str(ws.root)
+    live = ws.config.tasks_from is not None
     out = [os.path.join(root, name) for name in ROOT_FILES]
+    if live:
+        out.extend(os.path.join(root, name) for name in LIVE_ROOT_FILES)
     for project in ws.projects:
         rel = project.rel_dir
         here = os.path.join(root, rel)
         out.extend(os.path.join(here, name) for name in PROJECT_FILES)
+        if live:
+            out.extend(os.path.join(here, name) for name in LIVE_PROJECT_FILES)
         parent = os.path.dirname(rel)
         while parent:
             out.append(os.path.join(root, parent))

@@ -98,7 +98,8 @@ def resolve_base(
 ) -> BaseRef:
     """The base `--affected[=<given>]` diffs from.
 
-    An empty `given` takes the workspace's `affectedBase`, else the CI's (`ci_bases`: the
+    An empty `given` takes the workspace's `affectedBase`, else (reading turbo.json live)
+    `TURBO_SCM_BASE`, as `turbo --affected` does, else the CI's (`ci_bases`: the
     pull request's base or the push's `before`, first that resolves), else `origin/HEAD`, else
     the first of origin/main, origin/master, main, master that is not HEAD itself, else
     HEAD~1; a clone with none of them says why instead of failing on a ref nobody typed.
@@ -107,6 +108,9 @@ def resolve_base(
         return check_ref(given, what=f"{_FLAG}={given}")
     if ws.config.affected_base:
         return check_ref(ws.config.affected_base, what=f"affectedBase in {ws.config.path}")
+    scm_base = env.get("TURBO_SCM_BASE", "").strip()
+    if ws.config.tasks_from == "turbo" and scm_base:
+        return check_ref(scm_base, what=f"TURBO_SCM_BASE={scm_base}")
     root = ws.root
     head = git.resolve_commit(root, "HEAD", env=env)  # no commit yet: says so, in git's words
     for ref in ci_bases:

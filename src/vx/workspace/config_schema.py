@@ -54,7 +54,10 @@ WORKSPACE_FIELDS = (
     "affectedBase",
     "passThrough",
     "plugins",
+    "tasksFrom",
 )
+# Where a workspace may read its tasks live instead of from vx.config files (workspace/live.py).
+TASKS_FROM = ("turbo", "nx")
 RETENTION_FIELDS = ("olderThan", "maxSize")
 SCHEMA_KEY = "$schema"
 
@@ -96,6 +99,9 @@ def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
     cache_dir = affected_base = concurrency = timeout = retention = None
     plugins: tuple[object, ...] = ()
     pass_through: tuple[str, ...] = ()
+    tasks_from = None
+    if "tasksFrom" in doc:
+        tasks_from = _one_of(doc["tasksFrom"], top.key("tasksFrom"), TASKS_FROM)
     if "cacheDir" in doc:
         cache_dir = non_blank(doc["cacheDir"], top.key("cacheDir"), "path")
     if "concurrency" in doc:
@@ -119,7 +125,15 @@ def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
         affected_base=affected_base,
         plugins=plugins,
         pass_through=pass_through,
+        tasks_from=tasks_from,
     )
+
+
+def _one_of(value: object, site: Site, choices: tuple[str, ...]) -> str:
+    text = string(value, site)
+    if text not in choices:
+        site.fail(f"{quote(text)} is not one of {', '.join(map(quote, choices))}")
+    return text
 
 
 def _schema_key(doc: Mapping[str, object], site: Site) -> None:

@@ -22,9 +22,10 @@ from vx.workspace.model import Manager, Project, Workspace
 from vx.workspace.packages import package_links
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
     from pathlib import Path
 
+    from vx.workspace.live import LiveRead
     from vx.workspace.manifests import Manifest
     from vx.workspace.model import ProjectConfig
 
@@ -85,15 +86,18 @@ def _nameless_note(shown: str, file: str) -> str:
     return f"{shown} has no {field}; skipped"
 
 
-def load_workspace(cwd: Path, *, configs: ConfigSource = _live) -> Workspace:
-    """The workspace holding `cwd`, loaded and frozen; reads files only and spawns nothing.
+def load_workspace(cwd: Path, *, configs: ConfigSource = _live, live: bool = True) -> Workspace:
+    """The workspace holding `cwd`, loaded and frozen; reads files only and spawns nothing,
+    unless its tasks come from turbo.json or nx.json (one `git ls-files`, see live.py).
 
     `configs` gives each project directory its config: evaluated from its `vx.config.*`,
-    unless `vx run --frozen` passes one that reads them from `vx-lock.json`.
+    unless `vx run --frozen` passes one that reads them from `vx-lock.json`. `live=False`
+    leaves turbo.json / nx.json unread: `vx migrate` reads them itself, to write them out.
     """
     found = find_root(cwd)
     root = found.root
     notes = list(found.notes)
+    ws_config = load_workspace_config(root)
     projects: list[Project] = []
     if found.manager is Manager.SINGLE:
         projects.append(_single(root, configs))
@@ -142,9 +146,11 @@ def load_workspace(cwd: Path, *, configs: ConfigSource = _live) -> Workspace:
                     manifest.name, directory, rel_dir, root, manifest, is_root=False, source=configs
                 )
             )
+    warnings: list[str] = []
+    if live and ws_config.tasks_from is not None:
+        warnings = _read_live(ws_config.tasks_from, root, found.manager, projects)
     projects.sort(key=lambda p: p.name)
     links = package_links(projects, found.manager)
-    config = load_workspace_config(root)
     edges: Mapping[str, tuple[str, ...]] = MappingProxyType({o: tuple(t) for o, t in links.items()})
     if found.manager is Manager.UV:
         edges = _with_locked_edges(root, projects, edges)
@@ -152,10 +158,11 @@ def load_workspace(cwd: Path, *, configs: ConfigSource = _live) -> Workspace:
         root=root,
         manager=found.manager,
         projects=tuple(projects),
-        config=config,
+        config=ws_config,
         package_deps=edges,
         notes=tuple(notes),
         selection_only=selection_only(projects, links),
+        warnings=tuple(warnings),
     )
 
 
@@ -175,6 +182,45 @@ def _with_locked_edges(
         return edges
     merged = {name: tuple(sorted({*deps, *locked.get(name, ())})) for name, deps in edges.items()}
     return MappingProxyType(merged)
+
+
+def _read_live(kind: str, root: Path, manager: Manager, projects: list[Project]) -> list[str]:
+    """Give every project without a vx config the tasks turbo.json / nx.json describe, in
+    place; the root becomes a project when they give it tasks. Returns the warnings."""
+    import dataclasses
+
+    from vx.workspace.live import live_config
+
+    read = read_live_projects(kind, root, manager, projects)
+    for i, project in enumerate(projects):
+        tasks = read.projects.get(project.name)
+        if tasks is not None and project.config is None:
+            config = live_config(tasks, read.label)
+            projects[i] = dataclasses.replace(project, config=config)
+    root_tasks = read.projects.get(ROOT)
+    if root_tasks is not None and not any(p.is_root for p in projects):
+        manifest = _read(root, ".", member_manifest(manager))
+        config = live_config(root_tasks, read.label)
+        projects.append(_project(ROOT, root, ".", root, manifest, is_root=True, config=config))
+    return read.warnings
+
+
+def read_live_projects(
+    kind: str, root: Path, manager: Manager, projects: Sequence[Project]
+) -> LiveRead:
+    """The raw task configs turbo.json / nx.json give the projects without a vx config (and
+    the root, named `//`, when it is no project yet)."""
+    from vx.workspace.live import LiveProject, read_live, read_scripts
+
+    live = [
+        LiveProject(p.name, p.rel_dir, read_scripts(root, p.rel_dir), p.is_root)
+        for p in projects
+        if p.config is None
+    ]
+    if not any(p.is_root for p in projects):
+        live.append(LiveProject(ROOT, ".", read_scripts(root, "."), is_root=True))
+    others = {p.name: frozenset(p.tasks) for p in projects if p.config is not None}
+    return read_live(kind, root, live, manager, others)
 
 
 def _holds(directory: str, path: str) -> bool:

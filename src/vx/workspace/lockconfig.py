@@ -103,8 +103,8 @@ def evaluate(cwd: Path) -> Evaluated:
     ws = load_workspace(cwd, configs=keep)
     entries = []
     for project in ws.projects:
-        if project.config is None:
-            continue
+        if project.config is None or project.config.live:
+            continue  # tasks read live from turbo.json / nx.json are read live under --frozen too
         shown = project.config.path
         entries.append(
             LockedProject(
@@ -116,7 +116,7 @@ def evaluate(cwd: Path) -> Evaluated:
                 resolved=_plain(raw[shown]),
             )
         )
-    configless = tuple(p.name for p in ws.projects if p.config is None)
+    configless = tuple(p.name for p in ws.projects if p.config is None or p.config.live)
     return Evaluated(ws, tuple(entries), configless)
 
 

@@ -106,6 +106,7 @@ class ProjectConfig:
     tags: tuple[str, ...] = ()
     tasks: Mapping[str, TaskDef] = field(default_factory=lambda: _EMPTY)
     imports: tuple[str, ...] = ()  # root-relative files a `.py` config imported
+    live: str | None = None  # "turbo.json" or "nx.json" when read live, not from a vx.config
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +162,7 @@ class WorkspaceConfig:
     plugins: tuple[object, ...] = ()  # "module:factory" specs; a `.py` config may pass objects
     imports: tuple[str, ...] = ()  # root-relative files a `.py` config imported
     pass_through: tuple[str, ...] = ()  # variables every task sees, outside every key
+    tasks_from: str | None = None  # "turbo" or "nx": config-less packages read it live
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +183,7 @@ class Workspace:
     package_deps: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: _EMPTY)
     notes: tuple[str, ...] = ()
     selection_only: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: _EMPTY)
+    warnings: tuple[str, ...] = ()  # what a live turbo.json / nx.json holds that vx cannot honour
 
     def project(self, name: str) -> Project | None:
         """The project called `name` (`//` is the root project when there is one)."""

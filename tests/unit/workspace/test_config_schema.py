@@ -436,6 +436,8 @@ WS = "vx.workspace.json"
             WorkspaceConfig(path=WS, cache_retention=CacheRetention("12H", "500mb")),
         ),
         ({"cacheRetention": {}}, WorkspaceConfig(path=WS, cache_retention=CacheRetention())),
+        ({"tasksFrom": "turbo"}, WorkspaceConfig(path=WS, tasks_from="turbo")),
+        ({"tasksFrom": "nx"}, WorkspaceConfig(path=WS, tasks_from="nx")),
     ],
 )
 def test_workspace_accepted(raw: object, expected: WorkspaceConfig) -> None:
@@ -447,11 +449,13 @@ def test_workspace_accepted(raw: object, expected: WorkspaceConfig) -> None:
     [
         ("x", "expected an object"),
         ({"cachedir": ".cache"}, 'unknown field "cachedir" (did you mean "cacheDir"?)'),
+        ({"tasksFrom": "lerna"}, 'tasksFrom: "lerna" is not one of "turbo", "nx"'),
+        ({"tasksFrom": 1}, "tasksFrom: expected a string"),
         (
             {"workers": 4},
             (
                 'unknown field "workers" (known fields: cacheDir, concurrency, timeout, '
-                "cacheRetention, affectedBase, passThrough, plugins)"
+                "cacheRetention, affectedBase, passThrough, plugins, tasksFrom)"
             ),
         ),
         ({"cacheDir": " "}, "cacheDir: expected a non-empty path"),
