@@ -5,7 +5,8 @@
 into a folder: `vx.dist/vx` beside the shared libraries it loads, started without unpacking
 anything. `--mode onefile` packs that folder into one file that unpacks into a per-version
 cache dir on its first start and reuses it after (the bench's second candidate). Both carry
-`docs/` and `schemas/` as `vx/_data/`, where `vx.util.shipped` looks first.
+`docs/` and `schemas/` in `share/` beside the executable, where `vx.util.shipped` looks in a
+compiled vx (a `vx/` data dir would collide with the `vx` executable).
 
 The verbs are imported by name at run time (`vx.cli.verbs`), so the whole `vx` package is
 included explicitly; `site` is skipped at start, since the binary has no site-packages.
@@ -37,8 +38,8 @@ def nuitka_argv(mode: str, out: Path, jobs: int) -> list[str]:
         f"--output-dir={out}",
         "--output-filename=vx",
         "--include-package=vx",
-        f"--include-data-dir={REPO / 'docs'}=vx/_data/docs",
-        f"--include-data-dir={REPO / 'schemas'}=vx/_data/schemas",
+        f"--include-data-dir={REPO / 'docs'}=share/docs",
+        f"--include-data-dir={REPO / 'schemas'}=share/schemas",
         "--python-flag=no_site",
         "--nofollow-import-to=pytest,_pytest,setuptools,pip,nuitka,IPython",
         "--assume-yes-for-downloads",

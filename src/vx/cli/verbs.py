@@ -87,6 +87,12 @@ VERBS: tuple[Verb, ...] = (
         "explain why a task re-ran: its key's components against its previous run's",
     ),
     Verb(
+        "upgrade",
+        "vx.cli.upgrade",
+        ("vx upgrade [TAG]",),
+        "replace this vx (the binary or vx.pyz) with a release's, checked against its SHA-256",
+    ),
+    Verb(
         "help",
         "vx.cli.help",
         ("vx help [VERB]",),
