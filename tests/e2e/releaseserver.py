@@ -7,7 +7,7 @@ import http.server
 import json
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -81,7 +81,7 @@ class ReleaseServer:
         if latest:
             self.routes["/latest/download/release.json"] = Route(doc)
 
-    def __enter__(self) -> ReleaseServer:
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 

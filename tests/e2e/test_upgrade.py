@@ -13,7 +13,6 @@ import subprocess
 import sys
 
 import pytest
-
 from tests.conftest import REPO, base_env
 from tests.e2e.releaseserver import ReleaseServer, Route
 
@@ -50,7 +49,7 @@ def server():
 
 
 def upgrade(target, server_url, *args):
-    proc = subprocess.run(
+    return subprocess.run(
         [str(target), "upgrade", *args],
         cwd=target.parent,
         env=base_env({"VX_UPGRADE_URL": server_url}),
@@ -59,7 +58,6 @@ def upgrade(target, server_url, *args):
         timeout=60,
         check=False,
     )
-    return proc
 
 
 def digest(path):

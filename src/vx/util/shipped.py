@@ -3,8 +3,8 @@
 A build (zipapp, wheel) copies both into the package as `vx/_data/docs` and
 `vx/_data/schemas`, read through importlib.resources so a zip archive serves them as well as a
 directory. The Nuitka binary cannot hold a `vx/` directory beside its `vx` executable, so it
-carries them in `share/` beside itself. A checkout or an editable install has no copy: there they are the repository's own
-`docs/` and `schemas/`, two levels above the package.
+carries them in `share/` beside itself. A checkout or an editable install has no copy: there
+they are the repository's own `docs/` and `schemas/`, two levels above the package.
 """
 
 from __future__ import annotations
