@@ -2,7 +2,7 @@
 """Build the standalone vx binary with Nuitka, for the host platform.
 
 `--mode standalone` (the default, what releases ship) compiles vx and the modules it reaches
-into a folder: `vx.dist/vx` beside the shared libraries it loads, started without unpacking
+into a folder: `vx_main.dist/vx` beside the shared libraries it loads, started without unpacking
 anything. `--mode onefile` packs that folder into one file that unpacks into a per-version
 cache dir on its first start and reuses it after (the bench's second candidate). Both carry
 `docs/` and `schemas/` in `share/` beside the executable, where `vx.util.shipped` looks in a
@@ -53,7 +53,16 @@ def nuitka_argv(mode: str, out: Path, jobs: int) -> list[str]:
             "--onefile-no-compression",
             "--file-version=" + _version(),
         ]
-    return [*argv, str(REPO / "vx.py")]
+    return [*argv, str(_main_script(out))]
+
+
+def _main_script(out: Path) -> Path:
+    """The program Nuitka compiles: the console script's call. Not vx.py, whose module name
+    would shadow the `vx` package inside the binary."""
+    out.mkdir(parents=True, exist_ok=True)
+    script = out / "vx_main.py"
+    script.write_text("from vx.cli.entry import entry\n\nentry()\n")
+    return script
 
 
 def _version() -> str:
@@ -65,7 +74,7 @@ def _version() -> str:
 
 def built_binary(mode: str, out: Path) -> Path:
     """Where Nuitka leaves the executable for `mode`."""
-    return out / "vx.dist" / "vx" if mode == "standalone" else out / "vx"
+    return out / "vx_main.dist" / "vx" if mode == "standalone" else out / "vx"
 
 
 def main() -> int:
@@ -79,7 +88,9 @@ def main() -> int:
     if shutil.which("patchelf") is None and sys.platform == "linux":
         sys.stderr.write("build/binary.py: patchelf is not installed (apt-get install patchelf)\n")
         return 1
-    done = subprocess.run(nuitka_argv(args.mode, out, args.jobs), check=False)
+    # This checkout's src first: an editable install elsewhere must not be what gets compiled.
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    done = subprocess.run(nuitka_argv(args.mode, out, args.jobs), env=env, check=False)
     if done.returncode != 0:
         sys.stderr.write(f"build/binary.py: nuitka exited {done.returncode}\n")
         return done.returncode

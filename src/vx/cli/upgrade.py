@@ -75,6 +75,7 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> UpgradeSetti
     origin = detect(
         compiled="__compiled__" in globals(),
         executable=_executable(),
+        archive=getattr(getattr(vx, "__loader__", None), "archive", None),
         package_dir=os.path.dirname(vx.__file__ or ""),  # noqa: PTH120
         env=env,
     )
@@ -86,10 +87,10 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> UpgradeSetti
         )
     receipt = origin.receipt
     base = env.get("VX_UPGRADE_URL", "").strip() or (receipt.url if receipt else DEFAULT_BASE)
-    if origin.kind is Kind.ZIPAPP:
-        asset = "vx.pyz"
+    if receipt is not None:
+        asset = receipt.asset
     else:
-        asset = receipt.asset if receipt else platform_asset()
+        asset = "vx.pyz" if origin.kind is Kind.ZIPAPP else platform_asset()
     return UpgradeSettings(tag, origin, base, asset, vx.__version__)
 
 

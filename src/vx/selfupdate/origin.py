@@ -54,18 +54,25 @@ class Origin(NamedTuple):
     receipt: Receipt | None = None
 
 
-def detect(*, compiled: bool, executable: str, package_dir: str, env: Mapping[str, str]) -> Origin:
+def detect(
+    *,
+    compiled: bool,
+    executable: str,
+    archive: str | None,
+    package_dir: str,
+    env: Mapping[str, str],
+) -> Origin:
     """Tell the install kind from where the running code lives.
 
     `compiled` is Nuitka's mark on the binary's modules, `executable` the binary or the
-    interpreter, `package_dir` the directory of the imported `vx` package (inside vx.pyz for
-    the zipapp). npm's launcher sets VX_INSTALLED_BY=npm, and any file under node_modules is
-    npm's too.
+    interpreter, `archive` the zip the `vx` package was imported from (vx.pyz, whatever its
+    file is called), `package_dir` the package's directory otherwise. npm's launcher sets
+    VX_INSTALLED_BY=npm, and any file under node_modules is npm's too.
     """
     if compiled:
         path = os.path.realpath(executable)
-    elif ".pyz" in package_dir:
-        path = package_dir[: package_dir.index(".pyz") + 4]
+    elif archive:
+        path = os.path.realpath(archive)
     else:
         checkout = os.path.dirname(os.path.dirname(package_dir))  # noqa: PTH120
         if os.path.basename(os.path.dirname(package_dir)) == "src" and os.path.exists(  # noqa: PTH110, PTH119, PTH120

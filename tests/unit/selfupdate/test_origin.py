@@ -14,7 +14,11 @@ def test_a_checkout_is_source(tmp_path):
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "src" / "vx").mkdir(parents=True)
     found = detect(
-        compiled=False, executable="python3", package_dir=str(tmp_path / "src" / "vx"), env={}
+        compiled=False,
+        executable="python3",
+        archive=None,
+        package_dir=str(tmp_path / "src" / "vx"),
+        env={},
     )
     assert found.kind is Kind.SOURCE
 
@@ -23,6 +27,7 @@ def test_site_packages_is_pip(tmp_path):
     found = detect(
         compiled=False,
         executable="python3",
+        archive=None,
         package_dir=str(tmp_path / "lib" / "site-packages" / "vx"),
         env={},
     )
@@ -31,9 +36,13 @@ def test_site_packages_is_pip(tmp_path):
 
 def test_a_zipapp_is_its_archive(tmp_path):
     found = detect(
-        compiled=False, executable="python3", package_dir=f"{tmp_path}/bin/vx.pyz/vx", env={}
+        compiled=False,
+        executable="python3",
+        archive=f"{tmp_path}/bin/vx",
+        package_dir=f"{tmp_path}/bin/vx/vx",
+        env={},
     )
-    assert found == (Kind.ZIPAPP, f"{tmp_path}/bin/vx.pyz", None)
+    assert found == (Kind.ZIPAPP, f"{tmp_path}/bin/vx", None)
 
 
 @pytest.mark.parametrize(
@@ -45,7 +54,10 @@ def test_a_zipapp_is_its_archive(tmp_path):
     ],
 )
 def test_the_binary_is_npms_under_node_modules(executable, env, kind):
-    assert detect(compiled=True, executable=executable, package_dir="", env=env).kind is kind
+    assert (
+        detect(compiled=True, executable=executable, archive=None, package_dir="", env=env).kind
+        is kind
+    )
 
 
 def test_the_receipt_round_trips_and_a_bad_one_is_none(tmp_path):
