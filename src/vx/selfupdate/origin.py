@@ -10,7 +10,12 @@ from __future__ import annotations
 import json
 import os
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
+
+# Imported here, not when the receipt is written: by then a zipapp's own archive has been
+# replaced, and zipimport would read the new file's bytes at the old file's offsets.
+from vx.util.atomic import write_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -100,8 +105,4 @@ def read_receipt(directory: str) -> Receipt | None:
 
 def write_receipt(directory: str, receipt: Receipt) -> None:
     """Record a new version in the receipt (vx upgrade keeps it true after a swap)."""
-    from pathlib import Path
-
-    from vx.util.atomic import write_atomic
-
     write_atomic(Path(directory, RECEIPT_NAME), json.dumps(receipt._asdict(), indent=2) + "\n")
