@@ -88,9 +88,11 @@ def main() -> int:
     if shutil.which("patchelf") is None and sys.platform == "linux":
         sys.stderr.write("build/binary.py: patchelf is not installed (apt-get install patchelf)\n")
         return 1
-    # This checkout's src first: an editable install elsewhere must not be what gets compiled.
+    # This checkout's src first: an editable install elsewhere must not be what gets compiled;
+    # and not from the checkout's root, where vx.py would pass for the `vx` package.
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    done = subprocess.run(nuitka_argv(args.mode, out, args.jobs), env=env, check=False)
+    argv = nuitka_argv(args.mode, out, args.jobs)
+    done = subprocess.run(argv, env=env, cwd=out, check=False)
     if done.returncode != 0:
         sys.stderr.write(f"build/binary.py: nuitka exited {done.returncode}\n")
         return done.returncode

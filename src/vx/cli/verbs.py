@@ -93,6 +93,12 @@ VERBS: tuple[Verb, ...] = (
         "replace this vx (the binary or vx.pyz) with a release's, checked against its SHA-256",
     ),
     Verb(
+        "completions",
+        "vx.cli.completions",
+        ("vx completions bash|zsh|fish",),
+        "print a shell completion script for verbs, flags, flag values and task names",
+    ),
+    Verb(
         "help",
         "vx.cli.help",
         ("vx help [VERB]",),
