@@ -24,6 +24,7 @@ LAYER = {
     "vx.history": 3,
     "vx.output": 3,
     "vx.selfupdate": 3,
+    "vx.manual": 3,
     "vx.watch": 4,
     "vx.cli": 5,
     "vx": 5,  # the public API (`vx.run`, `vx.plan_run`) sits beside the CLI, over the engine

@@ -215,3 +215,14 @@ def test_a_source_checkout_is_refused_naming_git_pull(tmp_path):
     )
     assert proc.returncode == 1
     assert proc.stderr.endswith("update this one with: git pull\n")
+
+
+def test_the_release_document_the_tests_serve_follows_its_schema(server):
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads((REPO / "schemas" / "release.json").read_text())
+    server.release("0.2.0", {"vx.pyz": NEW, "vx-linux-x64": NEW})
+    doc = json.loads(server.routes["/latest/download/release.json"].body)
+    Draft202012Validator(schema).validate(doc)

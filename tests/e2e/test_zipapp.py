@@ -52,3 +52,16 @@ def test_it_runs_by_its_shebang(pyz, tmp_path):
     )
     assert run.returncode == 0, run.stderr
     assert "hi" in run.stdout
+
+
+def test_vx_docs_reads_the_manual_inside_the_archive(pyz, tmp_path):
+    """Outside any checkout, so the manual can only come from the zip."""
+    out = subprocess.run(
+        [str(pyz), "docs", "output-logs", "--limit", "1"],
+        cwd=tmp_path,
+        env=base_env({"HOME": str(tmp_path)}),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.startswith("── cli > --output-logs")

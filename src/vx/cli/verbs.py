@@ -99,6 +99,12 @@ VERBS: tuple[Verb, ...] = (
         "print a shell completion script for verbs, flags, flag values and task names",
     ),
     Verb(
+        "docs",
+        "vx.cli.docs",
+        ("vx docs <query> [--limit <n>] [--format pretty|json]",),
+        "search the manual shipped with vx, offline",
+    ),
+    Verb(
         "help",
         "vx.cli.help",
         ("vx help [VERB]",),
