@@ -87,8 +87,30 @@ def detect(
         return Origin(Kind.PIP, package_dir)
     if env.get("VX_INSTALLED_BY") == "npm" or f"{os.sep}node_modules{os.sep}" in path:
         return Origin(Kind.NPM, path)
+    if pip_owned(path):
+        return Origin(Kind.PIP, path)
     kind = Kind.BINARY if compiled else Kind.ZIPAPP
     return Origin(kind, path, read_receipt(os.path.dirname(path)))  # noqa: PTH120
+
+
+def pip_owned(path: str) -> bool:
+    """The file is a script a wheel installed: the platform wheel's binary in a venv's or a
+    prefix's bin/, listed in the RECORD of a vx dist-info under the sibling lib/."""
+    import glob
+
+    prefix = os.path.dirname(os.path.dirname(path))  # noqa: PTH120
+    pattern = os.path.join(prefix, "lib", "python3*", "*-packages", "vx-*.dist-info", "RECORD")  # noqa: PTH118
+    for record in glob.glob(pattern):  # noqa: PTH207
+        site = os.path.dirname(os.path.dirname(record))  # noqa: PTH120
+        try:
+            with open(record, encoding="utf-8") as f:  # noqa: PTH123
+                listed = [line.split(",", 1)[0] for line in f]
+        except OSError:
+            continue
+        owned = {os.path.realpath(os.path.join(site, name)) for name in listed}  # noqa: PTH118
+        if path in owned:
+            return True
+    return False
 
 
 def read_receipt(directory: str) -> Receipt | None:
