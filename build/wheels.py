@@ -89,7 +89,10 @@ def add_package(wheel: Wheel) -> None:
 
 def wheel_file(tag: str, *, root_is_purelib: bool) -> str:
     purelib = "true" if root_is_purelib else "false"
-    return f"Wheel-Version: 1.0\nGenerator: vx build/wheels.py\nRoot-Is-Purelib: {purelib}\nTag: {tag}\n"
+    return (
+        "Wheel-Version: 1.0\nGenerator: vx build/wheels.py\n"
+        f"Root-Is-Purelib: {purelib}\nTag: {tag}\n"
+    )
 
 
 def pure(out: Path) -> Path:
@@ -127,7 +130,7 @@ def with_binary(out: Path, binary: Path, tag: str) -> Path:
     dist_info = f"{name}-{version}.dist-info"
     wheel = Wheel(out / f"{name}-{version}-py3-none-{tag}.whl", dist_info)
     add_package(wheel)
-    wheel.add("vx/_data/binary", b"the vx script beside this interpreter is the standalone binary\n")
+    wheel.add("vx/_data/binary", b"the vx script beside this interpreter is the binary\n")
     wheel.add(f"{name}-{version}.data/scripts/vx", binary.read_bytes(), executable=True)
     wheel.add(f"{dist_info}/METADATA", metadata(meta, requires=False).encode())
     wheel.add(f"{dist_info}/WHEEL", wheel_file(f"py3-none-{tag}", root_is_purelib=False).encode())
