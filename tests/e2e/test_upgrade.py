@@ -226,3 +226,21 @@ def test_the_release_document_the_tests_serve_follows_its_schema(server):
     server.release("0.2.0", {"vx.pyz": NEW, "vx-linux-x64": NEW})
     doc = json.loads(server.routes["/latest/download/release.json"].body)
     Draft202012Validator(schema).validate(doc)
+
+
+def test_the_document_build_release_doc_writes_is_one_vx_upgrade_reads(installed, server, tmp_path):
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("release_doc", REPO / "build" / "release_doc.py")
+    release_doc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(release_doc)
+    asset = tmp_path / "vx.pyz"
+    asset.write_bytes(NEW)
+    doc = release_doc.document("0.2.0", [asset])
+    assert (tmp_path / "vx.pyz.sha256").read_text() == f"{digest(asset)}  vx.pyz\n"
+    server.routes["/latest/download/release.json"] = Route(json.dumps(doc).encode())
+    server.routes["/latest/download/vx.pyz"] = Route(NEW)
+    proc = upgrade(installed, server.url)
+    assert proc.returncode == 0, proc.stderr
+    assert installed.read_bytes() == NEW
