@@ -3,7 +3,7 @@
 
 `--mode standalone` (the default, what releases ship) compiles vx and the modules it reaches
 into a folder: `vx_main.dist/vx` beside the shared libraries it loads, started without unpacking
-anything. `--mode onefile` packs that folder into one file that unpacks into a per-version
+anything. `--mode onefile` packs that folder into one file that unpacks into a per-build
 cache dir on its first start and reuses it after (the bench's second candidate). Both carry
 `docs/` and `schemas/` in `share/` beside the executable, where `vx.util.shipped` looks in a
 compiled vx (a `vx/` data dir would collide with the `vx` executable).
@@ -19,6 +19,7 @@ Needs Nuitka (`pip install nuitka`), a C compiler and, on Linux, patchelf.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import subprocess
@@ -48,7 +49,8 @@ def nuitka_argv(mode: str, out: Path, jobs: int) -> list[str]:
     ]
     if mode == "onefile":
         argv += [
-            "--onefile-tempdir-spec={CACHE_DIR}/vx/onefile-{VERSION}",
+            # One unpack dir per build: two builds of one version never share a stale one.
+            f"--onefile-tempdir-spec={{CACHE_DIR}}/vx/onefile-{_version()}-{_build_id()}",
             "--onefile-cache-mode=cached",
             "--onefile-no-compression",
             "--file-version=" + _version(),
@@ -63,6 +65,17 @@ def _main_script(out: Path) -> Path:
     script = out / "vx_main.py"
     script.write_text("from vx.cli.entry import entry\n\nentry()\n")
     return script
+
+
+def _build_id() -> str:
+    """12 hex digits of the SHA-256 over the sources and the data the binary carries."""
+    digest = hashlib.sha256()
+    for top in ("src", "docs", "schemas"):
+        for path in sorted((REPO / top).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(path.relative_to(REPO).as_posix().encode() + b"\0")
+                digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def _version() -> str:

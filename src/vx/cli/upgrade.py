@@ -95,11 +95,13 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> UpgradeSetti
 
 
 def _executable() -> str:
-    """The file the binary runs from: Nuitka's onefile names it in argv[0], standalone in
-    sys.executable."""
-    argv0 = sys.argv[0] if sys.argv else ""
-    if argv0 and os.sep in argv0 and Path(argv0).is_file():
-        return str(Path(argv0).resolve())
+    """The file that is this vx. Nuitka's onefile binary runs an unpacked copy from a cache
+    dir, so the file to replace is the one the user ran: its directory and argv[0]'s name.
+    Otherwise the running executable (the standalone binary, or the interpreter)."""
+    compiled = globals().get("__compiled__")
+    if compiled is not None and getattr(compiled, "onefile", False):
+        name = os.path.basename(getattr(compiled, "original_argv0", None) or "vx")  # noqa: PTH119
+        return os.path.join(str(compiled.containing_dir), name)  # noqa: PTH118
     return sys.executable
 
 
