@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time vx as each distribution channel delivers it: `--version` and a warm N=100 run.
 
-    python3 bench/channels.py [--binary PATH]... [--npm] [--runs 7] [--work /tmp/vx-channels]
+    python3 bench/channels.py [--binary [NAME=]PATH]... [--npm [--npm-binary PATH]] [--runs 7]
 
 Channels, each timed on the same generated repo (bench/compare.py's generator and layout):
   source     `python3 vx.py` from this checkout (the reference)
@@ -10,7 +10,7 @@ Channels, each timed on the same generated repo (bench/compare.py's generator an
              hand (what a standalone CPython carrying the zipapp would run: no site)
   pip        the pure wheel from build/wheels.py, installed in a venv (its `vx` script)
   npm        the npm launcher from build/npm.py in a temp prefix, its platform package
-             carrying the first --binary (else vx.pyz)
+             carrying --npm-binary (a single file: the onefile binary), else vx.pyz
   binary     each --binary given (a Nuitka standalone or onefile build), as NAME=PATH or PATH
 
 Each sample is a whole-process wall clock; the table gives the median [min..max]. A warm run
@@ -35,7 +35,6 @@ sys.path.insert(0, str(HERE))
 
 from compare import find_generator, make_repo, timed  # noqa: E402
 
-
 # A standalone CPython carrying the zipapp and its dependencies would start like this: no
 # site module, no user paths, the archive and the dependencies' directory on sys.path.
 _NO_SITE = (
@@ -50,7 +49,9 @@ def _purelib() -> str:
     return sysconfig.get_paths()["purelib"]
 
 
-def build_channels(work: Path, binaries: list[str], with_npm: bool) -> dict[str, list[str]]:
+def build_channels(
+    work: Path, binaries: list[str], npm_binary: str | None, with_npm: bool
+) -> dict[str, list[str]]:
     """Build every channel's artifact into `work`; name → the command that runs vx."""
     python = sys.executable
     pyz = work / "vx.pyz"
@@ -72,7 +73,7 @@ def build_channels(work: Path, binaries: list[str], with_npm: bool) -> dict[str,
     channels["pip"] = [str(venv / "bin" / "vx")]
     named = [b.split("=", 1) if "=" in b else [Path(b).name, b] for b in binaries]
     if with_npm and shutil.which("npm"):
-        carried = named[0][1] if named else str(pyz)
+        carried = npm_binary or str(pyz)
         npm_out = work / "npm"
         tarballs = subprocess.run(
             [python, str(REPO / "build" / "npm.py"), "--binary", carried, "--out", str(npm_out)],
@@ -109,6 +110,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="time vx per distribution channel")
     parser.add_argument("--binary", action="append", default=[], help="NAME=PATH or PATH")
     parser.add_argument("--npm", action="store_true", help="add the npm launcher row")
+    parser.add_argument(
+        "--npm-binary", default=None, help="the single file the npm row carries (default vx.pyz)"
+    )
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--packages", type=int, default=100)
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "vx-channels")
@@ -116,7 +120,7 @@ def main() -> int:
     work = args.work.resolve()
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    channels = build_channels(work, args.binary, args.npm)
+    channels = build_channels(work, args.binary, args.npm_binary, args.npm)
     repo, _ = make_repo(work, args.packages, find_generator(None), 20240101, None)
     home = work / "home"
     home.mkdir()

@@ -27,7 +27,7 @@ LAYER = {
     "vx.manual": 3,
     "vx.watch": 4,
     "vx.cli": 5,
-    "vx.__main__": 5,  # `python -m vx`: the CLI's entry, or the platform wheel's binary
+    "vx.__main__": 6,  # `python -m vx`, over the CLI: its entry, or the platform wheel's binary
     "vx": 5,  # the public API (`vx.run`, `vx.plan_run`) sits beside the CLI, over the engine
 }
 L0_EDGES = {
