@@ -64,7 +64,8 @@ def vx(binary, args, cwd, home):
 
 def test_version_and_the_bundled_python(binary, tmp_path):
     assert vx(binary, ["--version"], tmp_path, tmp_path).stdout == "vx 0.1.0\n"
-    info = vx(binary, ["info", "--format", "json"], tmp_path, tmp_path)
+    ws = make_git_workspace(tmp_path / "ws", {"package.json": {"name": "solo"}})
+    info = vx(binary, ["info", "--format", "json"], ws, tmp_path)
     assert '"python": "bundled"' in info.stdout, info.stderr
 
 
