@@ -19,6 +19,7 @@ from tests.e2e.releaseserver import ReleaseServer, Route
 NEW = b'#!/bin/sh\necho "vx 0.2.0"\n'
 NO_START = b"#!/bin/sh\necho 'cannot execute: wrong ELF class' >&2\nexit 126\n"
 WRONG_VERSION = b'#!/bin/sh\necho "vx 9.9.9"\n'
+HANGS = b"#!/bin/sh\nsleep 600 &\nsleep 600\n"  # and a child that would hold the pipes
 
 
 @pytest.fixture(scope="module")
@@ -136,6 +137,7 @@ def test_a_bad_download_replaces_nothing(installed, server, setup, words):
     [
         (NO_START, "--version exited 126: cannot execute: wrong ELF class"),
         (WRONG_VERSION, '--version answered "vx 9.9.9", not "vx 0.2.0"'),
+        (HANGS, "no answer to --version within 10 s"),
     ],
 )
 def test_a_binary_that_does_not_start_is_swapped_back(installed, server, asset, words):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -84,24 +85,32 @@ def install(release: Release, path: Path) -> Installed:
 
 
 def probe(path: Path, version: str) -> str | None:
-    """Run `path --version`; None when it answers `vx <version>`, else what went wrong."""
+    """Run `path --version`; None when it answers `vx <version>`, else what went wrong.
+
+    The probe runs in a session of its own, so a binary that hangs is killed with whatever
+    it started: nothing outlives the upgrade, and nothing holds the pipes open after it.
+    """
     try:
-        done = subprocess.run(
+        child = subprocess.Popen(
             [path, "--version"],
-            capture_output=True,
-            text=True,
-            timeout=PROBE_TIMEOUT_S,
-            check=False,
             stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
-    except subprocess.TimeoutExpired:
-        return f"no answer to --version within {PROBE_TIMEOUT_S} s"
     except OSError as e:
         return f"{errno.errorcode.get(e.errno or 0, 'OSError')}: {e.strerror}"
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or [""])[-1][:200]
-        return f"--version exited {done.returncode}" + (f": {last}" if last else "")
-    answer = done.stdout.strip()
+    try:
+        out, err = child.communicate(timeout=PROBE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
+        return f"no answer to --version within {PROBE_TIMEOUT_S} s"
+    if child.returncode != 0:
+        last = (err.strip().splitlines() or [""])[-1][:200]
+        return f"--version exited {child.returncode}" + (f": {last}" if last else "")
+    answer = out.strip()
     if answer != f"vx {version}":
         return f'--version answered "{answer[:80]}", not "vx {version}"'
     return None
