@@ -99,16 +99,25 @@ def test_a_run_then_a_cached_run(binary, tmp_path):
 def test_upgrade_replaces_the_binary(binary, tmp_path):
     if MODE != "onefile" and not GIVEN:
         pytest.skip("a standalone build is a folder: vx upgrade replaces single-file binaries")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    target = bin_dir / "vx"
+    opt = tmp_path / "opt"
+    opt.mkdir()
+    target = opt / platform_asset()
     shutil.copy2(binary, target)
+    (tmp_path / "bin").mkdir()
+    link = tmp_path / "bin" / "vx"  # run through a symlink of another name, as PATH would
+    link.symlink_to(target)
     new = b'#!/bin/sh\necho "vx 0.2.0"\n'
     with ReleaseServer() as server:
         server.release("0.2.0", {platform_asset(): new})
         proc = subprocess.run(
             [str(target), "upgrade"],
-            env=base_env({"HOME": str(tmp_path), "VX_UPGRADE_URL": server.url}),
+            env=base_env(
+                {
+                    "HOME": str(tmp_path),
+                    "VX_UPGRADE_URL": server.url,
+                    "PATH": f"{link.parent}:/usr/bin:/bin",
+                }
+            ),
             capture_output=True,
             text=True,
             check=False,
@@ -116,3 +125,4 @@ def test_upgrade_replaces_the_binary(binary, tmp_path):
         )
     assert proc.returncode == 0, proc.stderr
     assert target.read_bytes() == new
+    assert link.is_symlink()

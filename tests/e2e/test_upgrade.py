@@ -246,3 +246,15 @@ def test_the_document_build_release_doc_writes_is_one_vx_upgrade_reads(installed
     proc = upgrade(installed, server.url)
     assert proc.returncode == 0, proc.stderr
     assert installed.read_bytes() == NEW
+
+
+def test_through_a_symlink_the_file_it_points_at_is_replaced(installed, server, tmp_path):
+    link_dir = tmp_path / "links"
+    link_dir.mkdir()
+    link = link_dir / "vx"
+    link.symlink_to(installed)
+    server.release("0.2.0", {"vx.pyz": NEW})
+    proc = upgrade(link, server.url)
+    assert proc.returncode == 0, proc.stderr
+    assert link.is_symlink()
+    assert installed.read_bytes() == NEW

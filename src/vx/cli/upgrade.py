@@ -96,12 +96,20 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> UpgradeSetti
 
 def _executable() -> str:
     """The file that is this vx. Nuitka's onefile binary runs an unpacked copy from a cache
-    dir, so the file to replace is the one the user ran: its directory and argv[0]'s name.
-    Otherwise the running executable (the standalone binary, or the interpreter)."""
+    dir, so the file to replace is the one the user ran: the parent process's executable when
+    it lies in the directory Nuitka names, else that directory and argv[0]'s name. Otherwise
+    the running executable (the standalone binary, or the interpreter)."""
     compiled = globals().get("__compiled__")
     if compiled is not None and getattr(compiled, "onefile", False):
+        home = Path(str(compiled.containing_dir)).resolve()
+        try:  # the bootstrap that unpacked us is our parent: its file, under any name
+            parent = Path(f"/proc/{os.getppid()}/exe").readlink()
+        except OSError:
+            parent = None
+        if parent is not None and parent.parent == home:
+            return str(parent)
         name = os.path.basename(getattr(compiled, "original_argv0", None) or "vx")  # noqa: PTH119
-        return os.path.join(str(compiled.containing_dir), name)  # noqa: PTH118
+        return str(home / name)
     return sys.executable
 
 
