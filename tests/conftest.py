@@ -18,6 +18,14 @@ if TYPE_CHECKING:
 
 REPO = Path(__file__).resolve().parent.parent
 VX = REPO / "vx.py"
+# A built vx (vx.pyz, the standalone binary) the end-to-end tests run instead of the checkout.
+TEST_BINARY = os.environ.get("VX_TEST_BINARY", "")
+
+
+def vx_argv() -> list[str]:
+    """The command that runs vx: VX_TEST_BINARY when set, else this checkout's vx.py."""
+    return [TEST_BINARY] if TEST_BINARY else [sys.executable, str(VX)]
+
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "vx tests",
@@ -122,7 +130,7 @@ def run_vx(
     timeout: float = 120,
     home: Path | None = None,
 ) -> VxResult:
-    """Run `python vx.py ARGS` in cwd, as a user would run `vx ARGS`.
+    """Run `python vx.py ARGS` (or VX_TEST_BINARY) in cwd, as a user would run `vx ARGS`.
 
     `home` is the user's home for this run: the default cache store lives under it, so each
     test gets a store of its own.
@@ -131,7 +139,7 @@ def run_vx(
     if home is not None and "HOME" not in (env or {}):
         full["HOME"] = str(home)
     proc = subprocess.run(
-        [sys.executable, str(VX), *args],
+        [*vx_argv(), *args],
         cwd=cwd,
         env=full,
         input=input_text,

@@ -24,8 +24,11 @@ LAYER = {
     "vx.history": 3,
     "vx.output": 3,
     "vx.plugins": 3,
+    "vx.selfupdate": 3,
+    "vx.manual": 3,
     "vx.watch": 4,
     "vx.cli": 5,
+    "vx.__main__": 6,  # `python -m vx`, over the CLI: its entry, or the platform wheel's binary
     "vx": 5,  # the public API (`vx.run`, `vx.plan_run`) sits beside the CLI, over the engine
 }
 # Module-level edges between siblings that DESIGN.md lists.

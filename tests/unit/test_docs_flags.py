@@ -18,8 +18,10 @@ PAGES = [*sorted((REPO / "docs").glob("*.md")), REPO / "README.md"]
 GLOBAL = {"--help", "--version"}
 # Spellings the manual uses to talk about flags in general, not flags of vx.
 PLACEHOLDERS = {"--flag", "--formt"}
-# Flags of the tools in package.json scripts, which `vx init` reads and docs/init.md quotes.
-SCRIPT_FLAGS = {"--outDir", "--out-dir", "--watch", "--prefix", "--workspaces"}
+# Flags of other programs the manual quotes: the tools in package.json scripts (`vx init`
+# reads them; docs/init.md), npm's `--omit`, and the build scripts in build/ (docs/install.md).
+SCRIPT_FLAGS = {"--outDir", "--out-dir", "--watch", "--prefix", "--workspaces", "--omit"}
+BUILD_FLAGS = {"--binary", "--mode"}
 # A code span that is another program's command line: its flags are that program's.
 OTHER_TOOLS = ("git ", "uv ", "npm ", "pnpm ", "yarn ", "bun ", "pip ", "python", "turbo ", "nx ")
 _FLAG = re.compile(r"(?<![\w-])--[A-Za-z][A-Za-z0-9-]*")
@@ -132,7 +134,7 @@ def test_every_flag_the_manual_spells_exists() -> None:
     unknown = [
         f"{page}:{number}: {flag} (in `{span}`)"
         for page, number, flag, span in _mentions()
-        if flag not in KNOWN | FOREIGN | PLACEHOLDERS | SCRIPT_FLAGS
+        if flag not in KNOWN | FOREIGN | PLACEHOLDERS | SCRIPT_FLAGS | BUILD_FLAGS
         and _kebab(flag) not in FOREIGN  # Nx's camelCase spellings are their kebab rows
     ]
     assert not unknown, "the manual names flags vx does not have:\n" + "\n".join(unknown)

@@ -111,6 +111,24 @@ VERBS: tuple[Verb, ...] = (
         "write native vx.config.json files from turbo.json or nx.json",
     ),
     Verb(
+        "upgrade",
+        "vx.cli.upgrade",
+        ("vx upgrade [TAG]",),
+        "replace this vx (the binary or vx.pyz) with a release's, checked against its SHA-256",
+    ),
+    Verb(
+        "completions",
+        "vx.cli.completions",
+        ("vx completions bash|zsh|fish",),
+        "print a shell completion script for verbs, flags, flag values and task names",
+    ),
+    Verb(
+        "docs",
+        "vx.cli.docs",
+        ("vx docs <query> [--limit <n>] [--format pretty|json]",),
+        "search the manual shipped with vx, offline",
+    ),
+    Verb(
         "help",
         "vx.cli.help",
         ("vx help [VERB]",),

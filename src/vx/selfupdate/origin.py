@@ -1,0 +1,130 @@
+"""How the running vx was installed, and so whether `vx upgrade` may replace it.
+
+Only a file vx owns outright is replaced: the standalone binary or vx.pyz, installed by
+install.sh or by hand. A checkout, a pip install and an npm install each belong to a tool
+that would put its own version back, so upgrading there is that tool's job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+# Imported here, not when the receipt is written: by then a zipapp's own archive has been
+# replaced, and zipimport would read the new file's bytes at the old file's offsets.
+from vx.util.atomic import write_atomic
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+RECEIPT_NAME = ".vx-receipt.json"
+RECEIPT_FIELDS = ("installer", "asset", "url", "version")
+
+
+class Kind(StrEnum):
+    """The ways vx gets onto a machine."""
+
+    BINARY = "binary"
+    ZIPAPP = "zipapp"
+    PIP = "pip"
+    NPM = "npm"
+    SOURCE = "source"
+
+
+# What upgrades an install `vx upgrade` leaves to another tool.
+UPGRADED_BY = {
+    Kind.SOURCE: "git pull",
+    Kind.PIP: "python3 -m pip install --upgrade vx",
+    Kind.NPM: "npm install -g @vx-runner/vx@latest",
+}
+
+
+class Receipt(NamedTuple):
+    """What install.sh wrote beside the file it installed: the asset and where it came from."""
+
+    installer: str
+    asset: str
+    url: str
+    version: str
+
+
+class Origin(NamedTuple):
+    """This vx: how it was installed and, for a file vx may replace, which file."""
+
+    kind: Kind
+    path: str
+    receipt: Receipt | None = None
+
+
+def detect(
+    *,
+    compiled: bool,
+    executable: str,
+    archive: str | None,
+    package_dir: str,
+    env: Mapping[str, str],
+) -> Origin:
+    """Tell the install kind from where the running code lives.
+
+    `compiled` is Nuitka's mark on the binary's modules, `executable` the binary or the
+    interpreter, `archive` the zip the `vx` package was imported from (vx.pyz, whatever its
+    file is called), `package_dir` the package's directory otherwise. npm's launcher sets
+    VX_INSTALLED_BY=npm, and any file under node_modules is npm's too.
+    """
+    if compiled:
+        path = os.path.realpath(executable)
+    elif archive:
+        path = os.path.realpath(archive)
+    else:
+        checkout = os.path.dirname(os.path.dirname(package_dir))  # noqa: PTH120
+        if os.path.basename(os.path.dirname(package_dir)) == "src" and os.path.exists(  # noqa: PTH110, PTH119, PTH120
+            os.path.join(checkout, "pyproject.toml")  # noqa: PTH118
+        ):
+            return Origin(Kind.SOURCE, checkout)
+        return Origin(Kind.PIP, package_dir)
+    if env.get("VX_INSTALLED_BY") == "npm" or f"{os.sep}node_modules{os.sep}" in path:
+        return Origin(Kind.NPM, path)
+    if pip_owned(path):
+        return Origin(Kind.PIP, path)
+    kind = Kind.BINARY if compiled else Kind.ZIPAPP
+    return Origin(kind, path, read_receipt(os.path.dirname(path)))  # noqa: PTH120
+
+
+def pip_owned(path: str) -> bool:
+    """The file is a script a wheel installed: the platform wheel's binary in a venv's or a
+    prefix's bin/, listed in the RECORD of a vx dist-info under the sibling lib/."""
+    import glob
+
+    prefix = os.path.dirname(os.path.dirname(path))  # noqa: PTH120
+    pattern = os.path.join(prefix, "lib", "python3*", "*-packages", "vx-*.dist-info", "RECORD")  # noqa: PTH118
+    for record in glob.glob(pattern):  # noqa: PTH207
+        site = os.path.dirname(os.path.dirname(record))  # noqa: PTH120
+        try:
+            with open(record, encoding="utf-8") as f:  # noqa: PTH123
+                listed = [line.split(",", 1)[0] for line in f]
+        except OSError:
+            continue
+        owned = {os.path.realpath(os.path.join(site, name)) for name in listed}  # noqa: PTH118
+        if path in owned:
+            return True
+    return False
+
+
+def read_receipt(directory: str) -> Receipt | None:
+    """The receipt install.sh left in `directory`, or None (none, or not one we can read)."""
+    try:
+        with open(os.path.join(directory, RECEIPT_NAME), encoding="utf-8") as f:  # noqa: PTH118, PTH123
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or not all(isinstance(doc.get(k), str) for k in RECEIPT_FIELDS):
+        return None
+    return Receipt(*(doc[k] for k in RECEIPT_FIELDS))
+
+
+def write_receipt(directory: str, receipt: Receipt) -> None:
+    """Record a new version in the receipt (vx upgrade keeps it true after a swap)."""
+    write_atomic(Path(directory, RECEIPT_NAME), json.dumps(receipt._asdict(), indent=2) + "\n")

@@ -1,0 +1,135 @@
+"""Put a verified download in place of the running vx, and put the old one back if it fails.
+
+The new file is written beside the old one (same directory, same file system), checked
+against the release's SHA-256, given the old file's mode (and, as root, its owner), and
+renamed over it: at every instant the path holds a whole vx. The old file stays reachable
+through a hard link until the new one has answered `--version`; if it does not (it does not
+start here, it hangs past PROBE_TIMEOUT_S, it names another version) the link is renamed
+back.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from vx.errors import ErrorCode, UserError
+from vx.selfupdate.fetch import download
+
+if TYPE_CHECKING:
+    from vx.selfupdate.release import Release
+
+PROBE_TIMEOUT_S = 10
+_PARTIAL = ".vx-upgrade-"
+
+
+def check_writable(path: Path) -> None:
+    """Refuse before any download when this user cannot replace `path`."""
+    directory = path.parent
+    if not os.access(directory, os.W_OK | os.X_OK):
+        name = errno.errorcode[errno.EACCES]
+        raise UserError(
+            ErrorCode.FS,
+            f"cannot write to {directory} ({name}), where this vx lives — nothing downloaded; "
+            "re-run as a user who can (sudo vx upgrade)",
+        )
+
+
+class Installed(NamedTuple):
+    """The outcome of a swap that held: the file and the version it now answers with."""
+
+    path: Path
+    version: str
+
+
+def install(release: Release, path: Path) -> Installed:
+    """Download the release's asset, verify it, swap it in for `path`, prove it starts."""
+    fd, partial_name = tempfile.mkstemp(prefix=_PARTIAL, dir=path.parent)
+    partial = Path(partial_name)
+    backup: Path | None = None
+    try:
+        with os.fdopen(fd, "wb") as out:
+            saved = download(release.asset.url, out, release.asset.size)
+            out.flush()
+            os.fsync(out.fileno())
+        if saved.sha256 != release.asset.sha256:
+            raise UserError(
+                ErrorCode.REFUSED,
+                f"the download did not match the release's SHA-256 (expected "
+                f"{release.asset.sha256[:12]}…, got {saved.sha256[:12]}…) — nothing replaced; "
+                "re-run vx upgrade, and report it if it repeats",
+            )
+        _copy_mode_and_owner(path, partial)
+        backup = _keep_old(path)
+        partial.replace(path)
+        problem = probe(path, release.version)
+        if problem is not None:
+            backup.replace(path)
+            backup = None
+            raise UserError(
+                ErrorCode.REFUSED,
+                f"the new vx {release.version} did not start here ({problem}) — the previous "
+                f"vx is back in place at {path}",
+            )
+    finally:
+        for leftover in (partial, backup):
+            if leftover is not None:
+                leftover.unlink(missing_ok=True)
+    return Installed(path, release.version)
+
+
+def probe(path: Path, version: str) -> str | None:
+    """Run `path --version`; None when it answers `vx <version>`, else what went wrong.
+
+    The probe runs in a session of its own, so a binary that hangs is killed with whatever
+    it started: nothing outlives the upgrade, and nothing holds the pipes open after it.
+    """
+    try:
+        child = subprocess.Popen(
+            [path, "--version"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+    except OSError as e:
+        return f"{errno.errorcode.get(e.errno or 0, 'OSError')}: {e.strerror}"
+    try:
+        out, err = child.communicate(timeout=PROBE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
+        return f"no answer to --version within {PROBE_TIMEOUT_S} s"
+    if child.returncode != 0:
+        last = (err.strip().splitlines() or [""])[-1][:200]
+        return f"--version exited {child.returncode}" + (f": {last}" if last else "")
+    answer = out.strip()
+    if answer != f"vx {version}":
+        return f'--version answered "{answer[:80]}", not "vx {version}"'
+    return None
+
+
+def _copy_mode_and_owner(old: Path, new: Path) -> None:
+    """The new file gets the old one's permission bits, and as root its owner and group."""
+    st = old.stat()
+    new.chmod(st.st_mode & 0o7777)
+    if os.geteuid() == 0:
+        os.chown(new, st.st_uid, st.st_gid)
+
+
+def _keep_old(path: Path) -> Path:
+    """A second name for the old file, to rename back on a failed probe."""
+    backup = path.parent / f"{_PARTIAL}old-{os.getpid()}"
+    backup.unlink(missing_ok=True)
+    try:
+        backup.hardlink_to(path)
+    except OSError:
+        shutil.copy2(path, backup)
+    return backup

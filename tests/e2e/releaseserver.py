@@ -1,0 +1,96 @@
+"""A release host on 127.0.0.1 for the upgrade and install tests: files, statuses, cut bodies."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Self
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+
+
+@dataclass
+class Route:
+    """What one path answers: a body, a status, extra headers, or a body cut after `cut` bytes."""
+
+    body: bytes = b""
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+    cut: int | None = None
+
+
+class ReleaseServer:
+    """Serves `routes` (path → Route) and records every path asked for."""
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Route] = {}
+        self.asked: list[str] = []
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                server.asked.append(self.path)
+                route = server.routes.get(self.path, Route(b"not found", 404))
+                self.send_response(route.status)
+                for name, value in route.headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(route.body)))
+                self.end_headers()
+                body = route.body if route.cut is None else route.body[: route.cut]
+                self.wfile.write(body)
+                if route.cut is not None:
+                    self.close_connection = True
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def release(
+        self,
+        version: str,
+        assets: Mapping[str, bytes],
+        *,
+        latest: bool = True,
+        digests: Mapping[str, str] | None = None,
+    ) -> None:
+        """Publish a release: its document, each asset and each asset's `.sha256` file."""
+        tag = f"v{version}"
+        entries = []
+        for name, data in assets.items():
+            digest = (digests or {}).get(name, hashlib.sha256(data).hexdigest())
+            entry = {"name": name, "url": name, "size": len(data)}
+            if digest:
+                entry["sha256"] = digest
+            entries.append(entry)
+            for prefix in [f"/download/{tag}"] + (["/latest/download"] if latest else []):
+                self.routes[f"{prefix}/{name}"] = Route(data)
+                self.routes[f"{prefix}/{name}.sha256"] = Route(f"{digest}  {name}\n".encode())
+        doc = json.dumps({"version": version, "tag": tag, "assets": entries}).encode()
+        self.routes[f"/download/{tag}/release.json"] = Route(doc)
+        if latest:
+            self.routes["/latest/download/release.json"] = Route(doc)
+
+    def __enter__(self) -> Self:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def serve() -> Iterator[ReleaseServer]:
+    """A fixture body: one server for the test."""
+    with ReleaseServer() as server:
+        yield server

@@ -1,0 +1,128 @@
+"""The standalone binary build/binary.py makes with Nuitka, and smoke tests against it.
+
+A Nuitka build compiles vx and the standard library modules it reaches to C: 10-40 minutes
+on a 2-core machine, past what CI can spend on every run. So the build runs only when asked:
+VX_BUILD_BINARY=1 builds it (VX_BINARY_MODE=onefile|standalone, default onefile, the mode
+releases ship), or VX_BINARY_UNDER_TEST=PATH tests one already built. `.ci/run` sets
+neither; the release workflow builds and smoke-tests the binary on every platform.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.conftest import REPO, base_env, make_git_workspace
+from tests.e2e.releaseserver import ReleaseServer
+
+from vx.selfupdate.release import platform_asset
+
+GIVEN = os.environ.get("VX_BINARY_UNDER_TEST", "")
+MODE = os.environ.get("VX_BINARY_MODE", "onefile")
+
+if not GIVEN and os.environ.get("VX_BUILD_BINARY") != "1":
+    pytest.skip(
+        "the Nuitka build takes 10-40 minutes: set VX_BUILD_BINARY=1 to build and test it, or "
+        "VX_BINARY_UNDER_TEST=PATH to test a built one",
+        allow_module_level=True,
+    )
+if not GIVEN and importlib.util.find_spec("nuitka") is None:
+    pytest.skip("nuitka is not installed (python3 -m pip install nuitka)", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def binary(tmp_path_factory) -> Path:
+    if GIVEN:
+        return Path(GIVEN)
+    out = tmp_path_factory.mktemp("binary")
+    done = subprocess.run(
+        [sys.executable, str(REPO / "build" / "binary.py"), "--mode", MODE, "--out", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return Path(done.stdout.split()[-1])
+
+
+def vx(binary, args, cwd, home):
+    return subprocess.run(
+        [str(binary), *args],
+        cwd=cwd,
+        env=base_env({"HOME": str(home)}),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_version_and_the_bundled_python(binary, tmp_path):
+    assert vx(binary, ["--version"], tmp_path, tmp_path).stdout == "vx 0.1.0\n"
+    ws = make_git_workspace(tmp_path / "ws", {"package.json": {"name": "solo"}})
+    info = vx(binary, ["info", "--format", "json"], ws, tmp_path)
+    assert '"python": "bundled"' in info.stdout, info.stderr
+
+
+def test_the_manual_is_inside(binary, tmp_path):
+    docs = vx(binary, ["docs", "output-logs", "--limit", "1"], tmp_path, tmp_path)
+    assert docs.stdout.startswith("── cli > --output-logs"), docs.stderr
+
+
+def test_a_run_then_a_cached_run(binary, tmp_path):
+    ws = make_git_workspace(
+        tmp_path / "ws",
+        {
+            "package.json": {"name": "solo"},
+            "vx.config.json": {
+                "tasks": {
+                    "build": {
+                        "exec": "mkdir -p out && echo hi > out/x",
+                        "cache": {"outputs": {"files": ["out/**"]}},
+                    }
+                }
+            },
+        },
+    )
+    first = vx(binary, ["run", "build"], ws, tmp_path)
+    assert first.returncode == 0, first.stderr
+    again = vx(binary, ["run", "build", "--summarize=s.json"], ws, tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "cached" in again.stdout + again.stderr
+
+
+def test_upgrade_replaces_the_binary(binary, tmp_path):
+    if MODE != "onefile" and not GIVEN:
+        pytest.skip("a standalone build is a folder: vx upgrade replaces single-file binaries")
+    opt = tmp_path / "opt"
+    opt.mkdir()
+    target = opt / platform_asset()
+    shutil.copy2(binary, target)
+    (tmp_path / "bin").mkdir()
+    link = tmp_path / "bin" / "vx"  # run through a symlink of another name, as PATH would
+    link.symlink_to(target)
+    new = b'#!/bin/sh\necho "vx 0.2.0"\n'
+    with ReleaseServer() as server:
+        server.release("0.2.0", {platform_asset(): new})
+        proc = subprocess.run(
+            [str(target), "upgrade"],
+            env=base_env(
+                {
+                    "HOME": str(tmp_path),
+                    "VX_UPGRADE_URL": server.url,
+                    "PATH": f"{link.parent}:/usr/bin:/bin",
+                }
+            ),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert target.read_bytes() == new
+    assert link.is_symlink()

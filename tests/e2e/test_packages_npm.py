@@ -1,0 +1,141 @@
+"""The npm packages build/npm.py makes, installed into a temp prefix from their tarballs.
+
+The platform package's "binary" is a built vx.pyz (an executable single file, as the Nuitka
+binary is); VX_BINARY_PATH points the launcher at small scripts to watch exit codes and
+signals go through it. npm runs --offline: nothing comes from a registry.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+
+import pytest
+from tests.conftest import REPO, base_env
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("npm") is None or shutil.which("node") is None,
+    reason="node and npm are not installed",
+)
+
+
+def npm_install(prefix, *tarballs, omit_optional=False):
+    argv = ["npm", "install", "-g", "--prefix", str(prefix), "--offline", "--no-audit", "--no-fund"]
+    if omit_optional:
+        argv.append("--omit=optional")
+    subprocess.run([*argv, *map(str, tarballs)], check=True, capture_output=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def packed(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("npm")
+    pyz = tmp / "vx.pyz"
+    subprocess.run(
+        [sys.executable, str(REPO / "build" / "pyz.py"), "--out", str(pyz)],
+        check=True,
+        capture_output=True,
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "build" / "npm.py"),
+            "--binary",
+            str(pyz),
+            "--out",
+            str(tmp / "dist"),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    platform_tgz, launcher_tgz = out
+    return platform_tgz, launcher_tgz
+
+
+@pytest.fixture(scope="module")
+def prefix(packed, tmp_path_factory):
+    where = tmp_path_factory.mktemp("prefix")
+    npm_install(where, *packed)
+    return where
+
+
+def vx(prefix, *args, env=None, cwd=None):
+    return subprocess.run(
+        [str(prefix / "bin" / "vx"), *args],
+        env=base_env(env),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_the_launcher_runs_the_platform_binary(prefix, tmp_path):
+    assert vx(prefix, "--version", cwd=tmp_path).stdout == "vx 0.1.0\n"
+    docs = vx(prefix, "docs", "output-logs", "--limit", "1", cwd=tmp_path)
+    assert docs.stdout.startswith("── cli > --output-logs"), docs.stderr
+
+
+def test_upgrade_under_npm_is_refused_naming_npm(prefix, tmp_path):
+    proc = vx(prefix, "upgrade", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "was installed by npm" in proc.stderr
+    assert proc.stderr.endswith("npm install -g @vx-runner/vx@latest\n")
+
+
+def script(tmp_path, body):
+    path = tmp_path / "fake-vx"
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_exit_codes_and_arguments_pass_through(prefix, tmp_path):
+    fake = script(tmp_path, 'echo "args: $*"; echo "by: $VX_INSTALLED_BY"; exit 7\n')
+    proc = vx(prefix, "run", "a b", env={"VX_BINARY_PATH": fake})
+    assert proc.returncode == 7
+    assert proc.stdout == "args: run a b\nby: npm\n"
+
+
+@pytest.mark.parametrize(
+    ("sig", "body", "code"),
+    [
+        (signal.SIGTERM, "trap 'echo got TERM; exit 42' TERM\n", 42),
+        (signal.SIGINT, "", -signal.SIGINT),
+    ],
+)
+def test_signals_reach_the_binary_and_its_end_is_the_launchers(prefix, tmp_path, sig, body, code):
+    fake = script(tmp_path, body + "echo ready\nwhile :; do sleep 0.05; done\n")
+    proc = subprocess.Popen(
+        [str(prefix / "bin" / "vx")],
+        env=base_env({"VX_BINARY_PATH": fake}),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        proc.send_signal(sig)
+        assert proc.wait(timeout=60) == code
+        rest = proc.stdout.read()
+    finally:
+        proc.kill()
+    if sig == signal.SIGTERM:
+        assert rest == "got TERM\n"
+
+
+def test_a_missing_platform_package_names_the_fix(packed, tmp_path):
+    npm_install(tmp_path / "p", packed[1], omit_optional=True)
+    proc = vx(tmp_path / "p", "--version")
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(
+        "vx: no vx binary for linux-x64: the package @vx-runner/vx-linux-x64 is not installed"
+    )
+    assert "npm install -g @vx-runner/vx" in proc.stderr
+    bad = vx(tmp_path / "p", "--version", env={"VX_BINARY_PATH": str(tmp_path / "nothing")})
+    assert (
+        bad.stderr
+        == f"vx: VX_BINARY_PATH names {tmp_path / 'nothing'}, which does not exist — unset it or point it at a vx binary\n"
+    )

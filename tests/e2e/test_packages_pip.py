@@ -1,0 +1,122 @@
+"""The wheels build/wheels.py makes, installed into temp venvs: `vx` and `python -m vx` in both.
+
+The platform wheel's "binary" here is a built vx.pyz (an executable single file, as the
+Nuitka binary is) or a small script that says it was run; the venvs see the system's
+site-packages for xxhash, zstandard and watchdog, so nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from tests.conftest import REPO, base_env
+
+SCRIPT_BINARY = '#!/bin/sh\necho "binary ran: $*"\n'
+
+
+def build(tmp, *extra):
+    out = subprocess.run(
+        [sys.executable, str(REPO / "build" / "wheels.py"), "--out", str(tmp), *extra],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    return [p for p in out if p.endswith(".whl")]
+
+
+def venv_with(tmp, wheel):
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            "--ignore-installed",
+            "--disable-pip-version-check",
+            wheel,
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return venv
+
+
+def run(argv, cwd):
+    return subprocess.run(
+        argv,
+        cwd=cwd,
+        env=base_env({"HOME": str(cwd)}),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def pure_venv(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("pure")
+    (wheel,) = build(tmp)
+    assert wheel.endswith("-py3-none-any.whl")
+    return venv_with(tmp, wheel)
+
+
+def test_the_pure_wheel_runs_vx_and_python_m_vx(pure_venv, tmp_path):
+    assert run([str(pure_venv / "bin" / "vx"), "--version"], tmp_path).stdout == "vx 0.1.0\n"
+    module = run([str(pure_venv / "bin" / "python"), "-m", "vx", "--version"], tmp_path)
+    assert module.stdout == "vx 0.1.0\n", module.stderr
+    where = run(
+        [str(pure_venv / "bin" / "python"), "-c", "import vx; print(vx.__file__)"], tmp_path
+    )
+    assert where.stdout.startswith(str(pure_venv)), "the venv's vx was not the one imported"
+
+
+def test_the_pure_wheel_carries_the_manual(pure_venv, tmp_path):
+    docs = run([str(pure_venv / "bin" / "vx"), "docs", "output-logs", "--limit", "1"], tmp_path)
+    assert docs.stdout.startswith("── cli > --output-logs"), docs.stderr
+
+
+def test_upgrade_is_refused_for_a_pip_install_naming_pip(pure_venv, tmp_path):
+    proc = run([str(pure_venv / "bin" / "vx"), "upgrade"], tmp_path)
+    assert proc.returncode == 1
+    assert "was installed by pip" in proc.stderr
+    assert proc.stderr.endswith("python3 -m pip install --upgrade vx\n")
+
+
+def test_the_platform_wheel_installs_the_binary_as_vx(tmp_path):
+    binary = tmp_path / "vx-binary"
+    binary.write_text(SCRIPT_BINARY)
+    binary.chmod(0o755)
+    wheels = build(
+        tmp_path / "dist", "--binary", str(binary), "--platform-tag", "manylinux_2_17_x86_64"
+    )
+    (platform_wheel,) = [w for w in wheels if "manylinux" in w]
+    venv = venv_with(tmp_path, platform_wheel)
+    assert (venv / "bin" / "vx").read_text() == SCRIPT_BINARY
+    assert run([str(venv / "bin" / "vx"), "run", "x"], tmp_path).stdout == "binary ran: run x\n"
+    module = run([str(venv / "bin" / "python"), "-m", "vx", "--version"], tmp_path)
+    assert module.stdout == "binary ran: --version\n", module.stderr
+
+
+def test_a_binary_pip_installed_is_refused_by_upgrade(tmp_path):
+    pyz = tmp_path / "vx.pyz"
+    subprocess.run(
+        [sys.executable, str(REPO / "build" / "pyz.py"), "--out", str(pyz)],
+        check=True,
+        capture_output=True,
+    )
+    wheels = build(
+        tmp_path / "dist", "--binary", str(pyz), "--platform-tag", "manylinux_2_17_x86_64"
+    )
+    (platform_wheel,) = [w for w in wheels if "manylinux" in w]
+    venv = venv_with(tmp_path, platform_wheel)
+    proc = run([str(venv / "bin" / "vx"), "upgrade"], tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.endswith("python3 -m pip install --upgrade vx\n"), proc.stderr

@@ -1,0 +1,67 @@
+"""build/pyz.py makes a vx.pyz that runs on its own and carries the manual and the schemas."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+
+import pytest
+from tests.conftest import REPO, base_env, make_git_workspace
+
+
+@pytest.fixture(scope="module")
+def pyz(tmp_path_factory):
+    out = tmp_path_factory.mktemp("pyz") / "vx.pyz"
+    subprocess.run(
+        [sys.executable, str(REPO / "build" / "pyz.py"), "--out", str(out)],
+        check=True,
+        capture_output=True,
+    )
+    return out
+
+
+def test_the_archive_holds_the_package_the_docs_and_the_schemas(pyz):
+    names = set(zipfile.ZipFile(pyz).namelist())
+    assert {"__main__.py", "vx/__init__.py", "vx/cli/entry.py", "vx/cli/entry.pyc"} <= names
+    for doc in (REPO / "docs").glob("*.md"):
+        assert f"vx/_data/docs/{doc.name}" in names
+    for schema in (REPO / "schemas").glob("*.json"):
+        assert f"vx/_data/schemas/{schema.name}" in names
+    assert not any("__pycache__" in n for n in names)
+
+
+def test_it_runs_by_its_shebang(pyz, tmp_path):
+    assert pyz.stat().st_mode & 0o111
+    version = subprocess.run([str(pyz), "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout.startswith("vx ")
+    ws = make_git_workspace(
+        tmp_path / "ws",
+        {
+            "package.json": {"name": "solo"},
+            "vx.config.json": {"tasks": {"hi": {"exec": "echo hi"}}},
+        },
+    )
+    run = subprocess.run(
+        [str(pyz), "run", "hi"],
+        cwd=ws,
+        env=base_env({"HOME": str(tmp_path)}),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "hi" in run.stdout
+
+
+def test_vx_docs_reads_the_manual_inside_the_archive(pyz, tmp_path):
+    """Outside any checkout, so the manual can only come from the zip."""
+    out = subprocess.run(
+        [str(pyz), "docs", "output-logs", "--limit", "1"],
+        cwd=tmp_path,
+        env=base_env({"HOME": str(tmp_path)}),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.startswith("── cli > --output-logs")
