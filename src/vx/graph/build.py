@@ -17,7 +17,7 @@ from vx.util.text import clip
 from vx.workspace.model import CacheSpec, TaskDef
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from vx.workspace.model import Project, Workspace
 
@@ -85,10 +85,14 @@ class ProjectIndex:
         return self._default if name == BUILD else None
 
     def ordering(self, name: str) -> tuple[str, ...]:
-        """The package edges of `name` that order tasks: all but the selection-only ones."""
+        """The package edges of `name` that always order tasks: all but the selection-only ones."""
         deps = self.ws.package_deps.get(name, ())
         weak = self.ws.selection_only.get(name)
         return tuple(d for d in deps if d not in weak) if weak else deps
+
+    def linked(self, name: str) -> tuple[str, ...]:
+        """Every package edge of `name`, the selection-only ones included."""
+        return self.ws.package_deps.get(name, ())
 
     def declared_names(self) -> frozenset[str]:
         """Every task name some project declares (a default build is not declared)."""
@@ -126,6 +130,8 @@ class _Builder:
         self.keys: list[tuple[str, str]] = []
         self.entries: list[tuple[Project, str, TaskDef]] = []
         self.edges: list[list[int]] = []
+        # (from, to) slots `^name` reached only through a selection-only package edge.
+        self.weak: list[tuple[int, int]] = []
         self._specs: dict[str, DepSpec] = {}
 
     def add_root(self, tid: TaskId) -> int:
@@ -138,6 +144,7 @@ class _Builder:
         return self._add(project, tid.task, task)
 
     def walk(self) -> None:
+        weak = bool(self.index.ws.selection_only)
         slot = 0
         while slot < len(self.entries):
             project, name, task = self.entries[slot]
@@ -145,12 +152,41 @@ class _Builder:
                 spec = self._parse(project, name, i, text)
                 for dep_project, dep_task in self._resolve(project, name, spec):
                     self.edges[slot].append(self._add(dep_project, spec.task, dep_task))
+                if weak and spec.kind is DepKind.UPSTREAM:
+                    for dep_project, dep_task in self._weak_upstream(project, spec.task):
+                        self.weak.append((slot, self._add(dep_project, spec.task, dep_task)))
             slot += 1
+
+    def settle(self, requested: list[int]) -> list[int]:
+        """Keep each weak edge that closes no task cycle; the slots the roots still reach.
+
+        A selection-only package edge orders a task only where following it cannot lead
+        back: `a#build → ^build → b#build` gives way when b#build reaches a#build, while
+        `a#test → ^build → b#build` stays. Taken in id order, each kept unless what is
+        kept so far leads from its target back to its source; a cycle left is one of
+        runtime or explicit edges. What only a dropped edge reached leaves the graph.
+        """
+        if not self.weak:
+            return list(range(len(self.entries)))
+        keys = self.keys
+        kept = [set(ds) for ds in self.edges]
+        for src, dst in sorted(set(self.weak), key=lambda e: (keys[e[0]], keys[e[1]])):
+            if dst not in kept[src] and not _reaches(kept, dst, src):
+                kept[src].add(dst)
+                self.edges[src].append(dst)
+        live = set(requested)
+        todo = list(requested)
+        while todo:
+            for dep in self.edges[todo.pop()]:
+                if dep not in live:
+                    live.add(dep)
+                    todo.append(dep)
+        return sorted(live)
 
     def freeze(self, requested: list[int], exclude: ExcludeDeps | None) -> TaskGraph:
         entries = self.entries
-        order = sorted(range(len(entries)), key=self.keys.__getitem__)
-        rank = [0] * len(order)
+        order = sorted(self.settle(requested), key=self.keys.__getitem__)
+        rank = [0] * len(entries)
         for r, slot in enumerate(order):
             rank[slot] = r
         edges = [sorted(set(map(rank.__getitem__, self.edges[slot]))) for slot in order]
@@ -215,9 +251,20 @@ class _Builder:
             raise _bad_edge(origin, name, _no_task(project, spec.task))
         return [(project, task)]
 
-    def _upstream(self, origin: Project, name: str) -> list[tuple[Project, TaskDef]]:
+    def _weak_upstream(self, origin: Project, name: str) -> list[tuple[Project, TaskDef]]:
+        """What `^name` reaches only through a selection-only package edge."""
+        strong = {p.name for p, _ in self._upstream(origin, name)}
+        every = self._upstream(origin, name, self.index.linked)
+        return [(p, t) for p, t in every if p.name not in strong]
+
+    def _upstream(
+        self,
+        origin: Project,
+        name: str,
+        follow: Callable[[str], tuple[str, ...]] | None = None,
+    ) -> list[tuple[Project, TaskDef]]:
         """`^name`: the task in each package dependency; a config-less one passes it on."""
-        ordering = self.index.ordering
+        ordering = follow or self.index.ordering
         seen = {origin.name}
         todo = list(ordering(origin.name))
         found: list[tuple[Project, TaskDef]] = []
@@ -244,6 +291,20 @@ class _Builder:
         guess = did_you_mean(name, names)
         tail = f"did you mean {clip(guess)}?" if guess else f"projects: {listing(names)}"
         return f'no project is named {clip(name)} (in "{clip(str(spec))}"); {tail}'
+
+
+def _reaches(edges: list[set[int]], start: int, goal: int) -> bool:
+    seen = {start}
+    todo = [start]
+    while todo:
+        node = todo.pop()
+        if node == goal:
+            return True
+        for nxt in edges[node]:
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return False
 
 
 def _no_task(project: Project, name: str) -> str:

@@ -2,9 +2,9 @@
 
 A package manager links a workspace cycle without complaint when one side of it is a test or
 peer entry (`b` needs `a`, and `a`'s `[dependency-groups] test` lists `b`). Such an edge still
-selects (`--filter a...` takes `b`), but where it would close a cycle it orders no task, so
-`^build` walks the runtime direction only. A cycle made of runtime entries stays a cycle, and
-the refusal names the manifest entries that make it.
+selects (`--filter a...` takes `b`), and `^name` follows it only where that leads back to no
+task it came from: `a#build` does not wait for `b#build`, `a#test` does (graph/build.py). A
+cycle made of runtime entries stays a cycle, and the refusal names the manifest entries.
 """
 
 from __future__ import annotations
