@@ -14,6 +14,7 @@ from vx.graph.model import TaskGraph, TaskNode
 from vx.ids import ROOT, TaskId
 from vx.util.fuzzy import did_you_mean, listing
 from vx.util.text import clip
+from vx.workspace.cycles import give_way
 from vx.workspace.model import CacheSpec, TaskDef
 
 if TYPE_CHECKING:
@@ -169,11 +170,10 @@ class _Builder:
         if not self.weak:
             return list(range(len(self.entries)))
         keys = self.keys
-        kept = [set(ds) for ds in self.edges]
-        for src, dst in sorted(set(self.weak), key=lambda e: (keys[e[0]], keys[e[1]])):
-            if dst not in kept[src] and not _reaches(kept, dst, src):
-                kept[src].add(dst)
-                self.edges[src].append(dst)
+        kept = {slot: set(deps) for slot, deps in enumerate(self.edges)}
+        weak = sorted(set(self.weak), key=lambda e: (keys[e[0]], keys[e[1]]))
+        give_way(kept, [(src, dst) for src, dst in weak if dst not in kept[src]])
+        self.edges = [list(kept[slot]) for slot in range(len(self.edges))]
         live = set(requested)
         todo = list(requested)
         while todo:
@@ -291,20 +291,6 @@ class _Builder:
         guess = did_you_mean(name, names)
         tail = f"did you mean {clip(guess)}?" if guess else f"projects: {listing(names)}"
         return f'no project is named {clip(name)} (in "{clip(str(spec))}"); {tail}'
-
-
-def _reaches(edges: list[set[int]], start: int, goal: int) -> bool:
-    seen = {start}
-    todo = [start]
-    while todo:
-        node = todo.pop()
-        if node == goal:
-            return True
-        for nxt in edges[node]:
-            if nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
-    return False
 
 
 def _no_task(project: Project, name: str) -> str:
