@@ -430,6 +430,26 @@ def test_existing_configs_are_kept_and_force_replaces_another_extension(
     vx(["show"], root).assert_ok()
 
 
+def test_force_writes_every_new_config_before_removing_an_old_one(
+    workspace: Callable[..., Path], vx: Callable[..., VxResult]
+) -> None:
+    old = '[tasks.build]\nexec = "echo mine"\n'
+    root = workspace({**NPM_REPO, "packages/ui/vx.config.toml": old})
+    # Something in the way of ui's new config: it cannot be written.
+    (root / "packages/ui/vx.config.json").mkdir()
+    (root / "packages/ui/vx.config.json/keep.txt").write_text("not a config\n")
+    result = vx(["init", "--force"], root).assert_code(1)
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1, result
+    assert "packages/ui/vx.config.json: cannot be written (" in lines[0]
+    assert "the configs it replaces are kept" in lines[0]
+    assert (root / "packages/ui/vx.config.toml").read_text() == old
+    # What this run had already put in place is taken back, and no temp is left.
+    assert not (root / "apps/web/vx.config.json").exists()
+    assert not (root / "vx.workspace.json").exists()
+    assert not list(root.rglob("*.tmp-*"))
+
+
 def test_toml_and_py_configs_load_and_run(
     workspace: Callable[..., Path], vx: Callable[..., VxResult]
 ) -> None:
