@@ -430,6 +430,26 @@ def test_existing_configs_are_kept_and_force_replaces_another_extension(
     vx(["show"], root).assert_ok()
 
 
+def test_force_writes_every_new_config_before_removing_an_old_one(
+    workspace: Callable[..., Path], vx: Callable[..., VxResult]
+) -> None:
+    old = '[tasks.build]\nexec = "echo mine"\n'
+    root = workspace({**NPM_REPO, "packages/ui/vx.config.toml": old})
+    # Something in the way of ui's new config: it cannot be written.
+    (root / "packages/ui/vx.config.json").mkdir()
+    (root / "packages/ui/vx.config.json/keep.txt").write_text("not a config\n")
+    result = vx(["init", "--force"], root).assert_code(1)
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1, result
+    assert "packages/ui/vx.config.json: cannot be written (" in lines[0]
+    assert "the configs it replaces are kept" in lines[0]
+    assert (root / "packages/ui/vx.config.toml").read_text() == old
+    # What this run had already put in place is taken back, and no temp is left.
+    assert not (root / "apps/web/vx.config.json").exists()
+    assert not (root / "vx.workspace.json").exists()
+    assert not list(root.rglob("*.tmp-*"))
+
+
 def test_toml_and_py_configs_load_and_run(
     workspace: Callable[..., Path], vx: Callable[..., VxResult]
 ) -> None:
@@ -551,7 +571,49 @@ def test_a_lerna_root_without_workspaces_is_told_to_list_them(
     ) in out
 
 
-def test_a_cycle_of_builds_gets_edges_outside_it_not_up_build(
+def _build_deps(root: Path, name: str) -> list[str]:
+    config = json.loads(_strip_comments((root / f"packages/{name}/vx.config.json").read_text()))
+    return config["tasks"]["build"]["dependsOn"]
+
+
+def test_a_cycle_a_dev_entry_closes_keeps_up_build_and_the_runtime_order(
+    workspace: Callable[..., Path], vx: Callable[..., VxResult]
+) -> None:
+    root = workspace(
+        {
+            "package.json": {"name": "r", "workspaces": ["packages/*"]},
+            "packages/a/package.json": {
+                "name": "a",
+                "dependencies": {"c": "workspace:*"},
+                "devDependencies": {"b": "workspace:*"},
+                "scripts": {"build": "node -e 0"},
+            },
+            "packages/b/package.json": {
+                "name": "b",
+                "dependencies": {"a": "workspace:*"},
+                "scripts": {"build": "node -e 0"},
+            },
+            "packages/c/package.json": {"name": "c", "scripts": {"build": "node -e 0"}},
+        }
+    )
+    out = vx(["init"], root).assert_ok().out
+    assert {name: _build_deps(root, name) for name in "abc"} == {
+        "a": ["^build"],
+        "b": ["^build"],
+        "c": ["^build"],
+    }
+    assert "cycle" not in out
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "vx init")
+    plan = vx(["run", "build", "--all", "--dry=json"], root).assert_ok().json()
+    assert {t["id"]: t["deps"] for t in plan["tasks"]} == {
+        "a#build": ["c#build"],
+        "b#build": ["a#build"],
+        "c#build": [],
+    }
+
+
+def test_a_runtime_cycle_gets_explicit_edges_keeping_those_that_close_no_loop(
     workspace: Callable[..., Path], vx: Callable[..., VxResult]
 ) -> None:
     root = workspace(
@@ -564,21 +626,26 @@ def test_a_cycle_of_builds_gets_edges_outside_it_not_up_build(
             },
             "packages/nitro/package.json": {
                 "name": "nitro",
-                "devDependencies": {"nuxt": "workspace:*"},
+                "dependencies": {"nuxt": "workspace:*"},
                 "scripts": {"build": "node -e 0"},
             },
             "packages/kit/package.json": {"name": "kit", "scripts": {"build": "node -e 0"}},
         }
     )
     out = vx(["init"], root).assert_ok().out
-    for name in ("nuxt", "nitro"):
-        config = json.loads(_strip_comments((root / f"packages/{name}/vx.config.json").read_text()))
-        assert config["tasks"]["build"]["dependsOn"] == ["kit#build"]
-    kit = json.loads(_strip_comments((root / "packages/kit/vx.config.json").read_text()))
-    assert kit["tasks"]["build"]["dependsOn"] == ["^build"]
-    assert "cycle of workspace dependencies" in out
+    # nitro → nuxt is taken first and kept; nuxt → nitro would close the loop.
+    assert _build_deps(root, "nitro") == ["kit#build", "nuxt#build"]
+    assert _build_deps(root, "nuxt") == ["kit#build"]
+    assert _build_deps(root, "kit") == ["^build"]
+    assert "cycle of runtime workspace dependencies" in out
     git(root, "add", "-A")
     git(root, "commit", "-qm", "vx init")
+    plan = vx(["run", "build", "--all", "--dry=json"], root).assert_ok().json()
+    assert {t["id"]: t["deps"] for t in plan["tasks"]} == {
+        "kit#build": [],
+        "nitro#build": ["kit#build", "nuxt#build"],
+        "nuxt#build": ["kit#build"],
+    }
     vx(["run", "build", "--all"], root).assert_ok()
 
 

@@ -14,10 +14,11 @@ from vx.graph.model import TaskGraph, TaskNode
 from vx.ids import ROOT, TaskId
 from vx.util.fuzzy import did_you_mean, listing
 from vx.util.text import clip
+from vx.workspace.cycles import give_way
 from vx.workspace.model import CacheSpec, TaskDef
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from vx.workspace.model import Project, Workspace
 
@@ -85,10 +86,14 @@ class ProjectIndex:
         return self._default if name == BUILD else None
 
     def ordering(self, name: str) -> tuple[str, ...]:
-        """The package edges of `name` that order tasks: all but the selection-only ones."""
+        """The package edges of `name` that always order tasks: all but the selection-only ones."""
         deps = self.ws.package_deps.get(name, ())
         weak = self.ws.selection_only.get(name)
         return tuple(d for d in deps if d not in weak) if weak else deps
+
+    def linked(self, name: str) -> tuple[str, ...]:
+        """Every package edge of `name`, the selection-only ones included."""
+        return self.ws.package_deps.get(name, ())
 
     def declared_names(self) -> frozenset[str]:
         """Every task name some project declares (a default build is not declared)."""
@@ -126,6 +131,8 @@ class _Builder:
         self.keys: list[tuple[str, str]] = []
         self.entries: list[tuple[Project, str, TaskDef]] = []
         self.edges: list[list[int]] = []
+        # (from, to) slots `^name` reached only through a selection-only package edge.
+        self.weak: list[tuple[int, int]] = []
         self._specs: dict[str, DepSpec] = {}
 
     def add_root(self, tid: TaskId) -> int:
@@ -138,6 +145,7 @@ class _Builder:
         return self._add(project, tid.task, task)
 
     def walk(self) -> None:
+        weak = bool(self.index.ws.selection_only)
         slot = 0
         while slot < len(self.entries):
             project, name, task = self.entries[slot]
@@ -145,12 +153,40 @@ class _Builder:
                 spec = self._parse(project, name, i, text)
                 for dep_project, dep_task in self._resolve(project, name, spec):
                     self.edges[slot].append(self._add(dep_project, spec.task, dep_task))
+                if weak and spec.kind is DepKind.UPSTREAM:
+                    for dep_project, dep_task in self._weak_upstream(project, spec.task):
+                        self.weak.append((slot, self._add(dep_project, spec.task, dep_task)))
             slot += 1
+
+    def settle(self, requested: list[int]) -> list[int]:
+        """Keep each weak edge that closes no task cycle; the slots the roots still reach.
+
+        A selection-only package edge orders a task only where following it cannot lead
+        back: `a#build → ^build → b#build` gives way when b#build reaches a#build, while
+        `a#test → ^build → b#build` stays. Taken in id order, each kept unless what is
+        kept so far leads from its target back to its source; a cycle left is one of
+        runtime or explicit edges. What only a dropped edge reached leaves the graph.
+        """
+        if not self.weak:
+            return list(range(len(self.entries)))
+        keys = self.keys
+        kept = {slot: set(deps) for slot, deps in enumerate(self.edges)}
+        weak = sorted(set(self.weak), key=lambda e: (keys[e[0]], keys[e[1]]))
+        give_way(kept, [(src, dst) for src, dst in weak if dst not in kept[src]])
+        self.edges = [list(kept[slot]) for slot in range(len(self.edges))]
+        live = set(requested)
+        todo = list(requested)
+        while todo:
+            for dep in self.edges[todo.pop()]:
+                if dep not in live:
+                    live.add(dep)
+                    todo.append(dep)
+        return sorted(live)
 
     def freeze(self, requested: list[int], exclude: ExcludeDeps | None) -> TaskGraph:
         entries = self.entries
-        order = sorted(range(len(entries)), key=self.keys.__getitem__)
-        rank = [0] * len(order)
+        order = sorted(self.settle(requested), key=self.keys.__getitem__)
+        rank = [0] * len(entries)
         for r, slot in enumerate(order):
             rank[slot] = r
         edges = [sorted(set(map(rank.__getitem__, self.edges[slot]))) for slot in order]
@@ -215,9 +251,20 @@ class _Builder:
             raise _bad_edge(origin, name, _no_task(project, spec.task))
         return [(project, task)]
 
-    def _upstream(self, origin: Project, name: str) -> list[tuple[Project, TaskDef]]:
+    def _weak_upstream(self, origin: Project, name: str) -> list[tuple[Project, TaskDef]]:
+        """What `^name` reaches only through a selection-only package edge."""
+        strong = {p.name for p, _ in self._upstream(origin, name)}
+        every = self._upstream(origin, name, self.index.linked)
+        return [(p, t) for p, t in every if p.name not in strong]
+
+    def _upstream(
+        self,
+        origin: Project,
+        name: str,
+        follow: Callable[[str], tuple[str, ...]] | None = None,
+    ) -> list[tuple[Project, TaskDef]]:
         """`^name`: the task in each package dependency; a config-less one passes it on."""
-        ordering = self.index.ordering
+        ordering = follow or self.index.ordering
         seen = {origin.name}
         todo = list(ordering(origin.name))
         found: list[tuple[Project, TaskDef]] = []

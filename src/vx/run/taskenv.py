@@ -9,6 +9,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from vx.util.secrets import maskable, secret_name
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
@@ -44,8 +46,6 @@ BASELINE = (
     "CI",
     *NETWORK,
 )
-SECRET_NAME_WORDS = ("TOKEN", "SECRET", "PASSWORD", "KEY")
-MIN_SECRET_LENGTH = 4
 MASK = "***"
 RUN_WORKSPACE = "VX_RUN_WORKSPACE"
 RUN_TASK = "VX_RUN_TASK"
@@ -88,11 +88,7 @@ def task_env(
     if "FORCE_COLOR" not in env and not env.get("NO_COLOR"):
         env["FORCE_COLOR"] = "1"
     named = _select(env, spec.secret)
-    secrets = {
-        value
-        for name, value in env.items()
-        if name in named or any(word in name.upper() for word in SECRET_NAME_WORDS)
-    }
+    secrets = {value for name, value in env.items() if name in named or secret_name(name)}
     # A proxy URL may carry a password (`http://user:pw@proxy:3128`): a log must not show it.
     secrets.update(
         found.group(1)
@@ -238,9 +234,7 @@ def _prefixed_path(path: str, project_dir: Path, root: Path) -> str:
 
 def _maskable(values: Iterable[str]) -> tuple[str, ...]:
     """Long enough to mask without eating ordinary words, deduplicated, longest first."""
-    return tuple(
-        sorted({v for v in values if len(v) >= MIN_SECRET_LENGTH}, key=lambda v: (-len(v), v))
-    )
+    return tuple(sorted({v for v in values if maskable(v)}, key=lambda v: (-len(v), v)))
 
 
 def _pattern(values: tuple[str, ...]) -> re.Pattern[str] | None:

@@ -9,8 +9,8 @@ a kept-back variable when
 
 - the task's command or output names it (`DATABASE_URL is not set`), or
 - its name says it points a program at a service or holds a credential: it ends in `_URL`,
-  `_URI`, `_DSN`, `_HOST`, `_PORT`, `_ENDPOINT`, `_REGION` or `_PROFILE`, or holds `TOKEN`,
-  `SECRET`, `PASSWORD`, `PASSWD`, `CREDENTIAL` or the word `KEY` (`OPENAI_API_KEY`);
+  `_URI`, `_DSN`, `_HOST`, `_PORT`, `_ENDPOINT`, `_REGION` or `_PROFILE`, or it looks secret
+  as util/secrets.py says (`TOKEN`, `SECRET`, `PASSWORD`, `PASSWD`, `CREDENTIAL`, `KEY`);
 
 never vx's own (`VX_*`) or the session's. Names the output mentions come first, then the
 rest, sorted; values are never shown.
@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
+
+from vx.util.secrets import secret_name
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -84,10 +86,8 @@ SESSION = frozenset(
         "XAUTHORITY",
     }
 )
-_SERVICE = re.compile(
-    r"_(?:URL|URI|DSN|HOST|PORT|ENDPOINT|REGION|PROFILE)$"
-    r"|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|(?:^|_)KEY(?:_|$|S$)"
-)
+# On top of the secret-looking names (util/secrets.py): what points a program at a service.
+_SERVICE = re.compile(r"_(?:URL|URI|DSN|HOST|PORT|ENDPOINT|REGION|PROFILE)$")
 SESSION_PREFIXES = (
     "VX_",  # vx's own knobs
     "XDG_",  # the desktop session's directories
@@ -111,7 +111,7 @@ def withheld(base: Mapping[str, str], given: Mapping[str, str], said: str = "") 
     if not names:
         return ()
     mentioned = _mentioned(names, said)
-    kept = [n for n in names if n in mentioned or _SERVICE.search(n.upper())]
+    kept = [n for n in names if n in mentioned or secret_name(n) or _SERVICE.search(n.upper())]
     return tuple(sorted(kept, key=lambda n: (n not in mentioned, n)))
 
 

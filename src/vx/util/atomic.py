@@ -32,8 +32,25 @@ def write_atomic(
     dropped (returns False): two writers of one cache key keep the first. The temp is removed
     on every failure, an interrupt included.
     """
-    directory = path.parent
-    fd, temp_name = tempfile.mkstemp(prefix=path.name + TEMP_MARKER, dir=directory)
+    temp = write_temp(path, data, mode=mode)
+    try:
+        placed = _place(temp, path) if exclusive else _replace(temp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+    fsync_dir(path.parent)
+    return placed
+
+
+def write_temp(
+    path: Path, data: bytes | str | Callable[[IO[bytes]], None], *, mode: int = 0o644
+) -> Path:
+    """A synced temp beside `path` holding `data`, for a caller that renames it in later.
+
+    Writing every file of a change first lets a caller give up before touching any target;
+    the temp is removed on every failure, an interrupt included.
+    """
+    fd, temp_name = tempfile.mkstemp(prefix=path.name + TEMP_MARKER, dir=path.parent)
     temp = Path(temp_name)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -44,12 +61,11 @@ def write_atomic(
             fh.flush()
             os.fchmod(fh.fileno(), mode)
             os.fsync(fh.fileno())
-        placed = _place(temp, path) if exclusive else _replace(temp, path)
-    finally:
+    except BaseException:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()
-    fsync_dir(directory)
-    return placed
+        raise
+    return temp
 
 
 def _replace(temp: Path, path: Path) -> bool:

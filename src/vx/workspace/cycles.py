@@ -2,15 +2,16 @@
 
 A package manager links a workspace cycle without complaint when one side of it is a test or
 peer entry (`b` needs `a`, and `a`'s `[dependency-groups] test` lists `b`). Such an edge still
-selects (`--filter a...` takes `b`), but where it would close a cycle it orders no task, so
-`^build` walks the runtime direction only. A cycle made of runtime entries stays a cycle, and
-the refusal names the manifest entries that make it.
+selects (`--filter a...` takes `b`), and `^name` follows it only where that leads back to no
+task it came from: `a#build` does not wait for `b#build`, `a#test` does (graph/build.py). A
+cycle made of runtime entries stays a cycle, and the refusal names the manifest entries.
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from vx.workspace.manifests import JS_WEAK_FIELDS, PYTHON_DEV_FIELD, PYTHON_GROUP_FIELD
 
@@ -18,6 +19,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
     from vx.workspace.model import Project
+
+
+N = TypeVar("N", bound=Hashable)  # a node: a package name, or a task's slot
 
 
 def is_weak_field(field: str) -> bool:
@@ -43,8 +47,7 @@ def selection_only(
     """Owner → the targets of its weak edges that would close a cycle, sorted.
 
     Only an edge inside a strongly connected part of the whole package graph can close one, so
-    the rest are never looked at again. Those are taken back in name order, each kept for
-    ordering unless what is kept so far already leads from its target back to its owner.
+    the rest are never looked at again. Those are taken back in name order by `give_way`.
     """
     by_name = {p.name: p for p in projects}
     weak: set[tuple[str, str]] = set()
@@ -58,7 +61,7 @@ def selection_only(
                 weak.add((owner, target))
     if not weak:
         return MappingProxyType({})
-    part = _components({o: tuple(t) for o, t in links.items()})
+    part = components({o: tuple(t) for o, t in links.items()})
     candidates = sorted(e for e in weak if part.get(e[0]) == part.get(e[1]))
     if not candidates:
         return MappingProxyType({})
@@ -66,16 +69,26 @@ def selection_only(
     kept: dict[str, set[str]] = {
         o: {t for t in targets if (o, t) not in held} for o, targets in links.items()
     }
-    dropped: dict[str, list[str]] = {}
+    dropped = give_way(kept, candidates)
+    return MappingProxyType({o: tuple(sorted(ts)) for o, ts in sorted(dropped.items())})
+
+
+def give_way(kept: dict[N, set[N]], candidates: Iterable[tuple[N, N]]) -> dict[N, list[N]]:
+    """Owner → the candidate targets that would close a cycle; the rest join `kept`.
+
+    Candidates are taken in the order given, each kept unless what is kept so far already
+    leads from its target back to its owner, so what is kept never holds a cycle through one.
+    """
+    dropped: dict[N, list[N]] = {}
     for owner, target in candidates:
         if _reaches(kept, target, owner):
             dropped.setdefault(owner, []).append(target)
         else:
-            kept[owner].add(target)
-    return MappingProxyType({o: tuple(sorted(ts)) for o, ts in sorted(dropped.items())})
+            kept.setdefault(owner, set()).add(target)
+    return dropped
 
 
-def _reaches(edges: Mapping[str, set[str]], start: str, goal: str) -> bool:
+def _reaches(edges: Mapping[N, set[N]], start: N, goal: N) -> bool:
     seen = {start}
     todo = [start]
     while todo:
@@ -89,7 +102,7 @@ def _reaches(edges: Mapping[str, set[str]], start: str, goal: str) -> bool:
     return False
 
 
-def _components(edges: Mapping[str, tuple[str, ...]]) -> dict[str, int]:
+def components(edges: Mapping[str, tuple[str, ...]]) -> dict[str, int]:
     """Each node's strongly connected component number (Tarjan's, without recursion)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}

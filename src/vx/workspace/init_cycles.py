@@ -1,17 +1,23 @@
 """Packages whose builds form a cycle, for `vx init`: `^build` there would refuse every run.
 
-Package managers tolerate a cycle of workspace dependencies (pnpm sorts it away: nuxt's
-`@nuxt/nitro-server` devDepends on `nuxt`, which depends on it); a task graph cannot. A
-package on such a cycle gets an edge to each build outside its cycle instead.
+Package managers tolerate a cycle of workspace dependencies; a task graph cannot. A cycle that
+a dev or peer entry closes needs nothing from init: the runner lets that entry give way where
+it would loop back (workspace/cycles.py), so `^build` stays. `a` devDepends on `b`, which
+depends on `a`: both keep `^build`, and b's build waits for a's. Only a cycle of runtime
+entries (`a` depends on `b`, which depends on `a`, both on `kit`) would refuse the run: each
+of its packages gets explicit edges instead: to every build the cycle depends on outside it,
+and to those inside it that close no loop, taken in name order (`a` → `b#build`, `kit#build`;
+`b` → `kit#build`), with a TODO to check that order.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from vx.workspace.cycles import components, give_way, selection_only
 from vx.workspace.manifests import PACKAGE_JSON, read_package_json
 from vx.workspace.model import Project
-from vx.workspace.packages import package_edges
+from vx.workspace.packages import package_links
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -20,20 +26,10 @@ if TYPE_CHECKING:
     from vx.workspace.model import Manager
 
 CYCLE_REASON = (
-    "its package is on a cycle of workspace dependencies, where ^build would refuse the run:"
-    " it waits on the builds outside the cycle instead; order the cycle's builds by hand"
+    "its package is on a cycle of runtime workspace dependencies, where ^build would refuse"
+    " the run: its builds are listed instead, leaving out the edge that closes the cycle"
+    " (taken in name order); check that the cycle's builds run in the order they need"
 )
-
-
-def _reach(edges: Mapping[str, tuple[str, ...]], start: str) -> set[str]:
-    seen: set[str] = set()
-    todo = list(edges.get(start, ()))
-    while todo:
-        name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            todo.extend(edges.get(name, ()))
-    return seen
 
 
 def cycle_builds(
@@ -53,15 +49,31 @@ def cycle_builds(
                 rel_dir=rel,
                 version=manifest.version,
                 dependencies=manifest.dependencies,
+                dependency_fields=manifest.dependency_fields,
             )
         )
-    edges = package_edges(projects, manager)
-    reach = {name: _reach(edges, name) for name in edges}
-    out: dict[str, tuple[str, ...]] = {}
-    for name, reached in reach.items():
-        if name not in reached:
-            continue
-        cycle = {other for other in reached if name in reach[other]}
-        outside = {dep for member in cycle for dep in edges[member] if dep not in cycle}
-        out[name] = tuple(f"{dep}#build" for dep in sorted(outside))
-    return out
+    links = package_links(projects, manager)
+    weak = selection_only(projects, links)
+    ordering = {
+        owner: tuple(t for t in targets if t not in weak.get(owner, ()))
+        for owner, targets in links.items()
+    }
+    part = components(ordering)
+    sizes: dict[int, int] = {}
+    for number in part.values():
+        sizes[number] = sizes.get(number, 0) + 1
+    cyclic = sorted(name for name in ordering if sizes[part[name]] > 1)
+    if not cyclic:
+        return {}
+    inside = [(o, t) for o in cyclic for t in ordering[o] if part[t] == part[o]]
+    kept: dict[str, set[str]] = {name: set() for name in cyclic}
+    give_way(kept, inside)
+    outside: dict[int, set[str]] = {}
+    for name in cyclic:
+        outside.setdefault(part[name], set()).update(
+            t for t in ordering[name] if part[t] != part[name]
+        )
+    return {
+        name: tuple(f"{dep}#build" for dep in sorted(kept[name] | outside[part[name]]))
+        for name in cyclic
+    }

@@ -389,9 +389,40 @@ def _next(
 
 
 def apply_plan(plan: InitPlan) -> None:
-    """Write the plan's files (each atomically) and remove the configs it replaces."""
-    from vx.util.atomic import write_atomic
+    """Write the plan's files, then remove the configs they replace.
 
+    Every new file is written to a synced temp beside its target before any target changes,
+    so a directory that takes no file stops init with the old configs untouched; the temps
+    are then renamed in, and only once all of them are in place do replaced configs go. A
+    rename that fails takes back the files this call created. An `OSError` is a one-line
+    `ConfigError` naming the path.
+    """
+    from vx.util.atomic import fsync_dir, write_temp
+
+    staged: list[tuple[str, Path, Path]] = []
+    created: list[Path] = []
+    try:
+        for planned in plan.files:
+            path = plan.root / planned.path
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                staged.append((planned.path, path, write_temp(path, planned.text)))
+            except OSError as exc:
+                raise _unwritable(planned.path, exc) from None
+        for shown, path, temp in staged:
+            existed = path.exists()
+            try:
+                temp.replace(path)
+                fsync_dir(path.parent)
+            except OSError as exc:
+                for done in created:
+                    done.unlink(missing_ok=True)
+                raise _unwritable(shown, exc) from None
+            if not existed:
+                created.append(path)
+    finally:
+        for _, _, temp in staged:
+            temp.unlink(missing_ok=True)
     written = {f.path for f in plan.files}
     for rel in plan.replaced:
         if rel not in written:
@@ -401,7 +432,9 @@ def apply_plan(plan: InitPlan) -> None:
                 pass
             except OSError as exc:
                 raise ConfigError(rel, f"cannot be replaced: {exc.strerror or exc}") from None
-    for planned in plan.files:
-        path = plan.root / planned.path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, planned.text)
+
+
+def _unwritable(shown: str, exc: OSError) -> ConfigError:
+    return ConfigError(
+        shown, f"cannot be written ({exc.strerror or exc}); the configs it replaces are kept"
+    )

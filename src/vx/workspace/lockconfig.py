@@ -16,6 +16,7 @@ from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, NamedTuple
 
 from vx.errors import ConfigError, ErrorCode, UserError
+from vx.util.secrets import maskable, secret_name
 from vx.workspace.config_load import PROJECT_STEM, find_config, load_project_config
 from vx.workspace.config_schema import parse_project_config
 
@@ -27,9 +28,6 @@ if TYPE_CHECKING:
 
 LOCK_FILE = "vx-lock.json"
 LOCK_VERSION = 1
-# The names run/taskenv.py masks in logs: a lock holding their values would publish them.
-SECRET_NAME_WORDS = ("TOKEN", "SECRET", "PASSWORD", "KEY")
-MIN_SECRET_LENGTH = 4
 
 
 class LockedProject(NamedTuple):
@@ -152,11 +150,8 @@ def secret_places(entries: tuple[LockedProject, ...], env: Mapping[str, str]) ->
         secrets = {
             name: value
             for name, value in env.items()
-            if len(value) >= MIN_SECRET_LENGTH
-            and (
-                any(word in name.upper() for word in SECRET_NAME_WORDS)
-                or any(fnmatchcase(name, pattern) for pattern in declared)
-            )
+            if maskable(value)
+            and (secret_name(name) or any(fnmatchcase(name, pattern) for pattern in declared))
         }
         for pointer, text in _strings(entry.resolved, ""):
             for name, value in sorted(secrets.items()):

@@ -172,8 +172,9 @@ class Workspace:
     `projects` is sorted by name. `package_deps` maps a project name to the names of the
     workspace projects its manifest links (the package graph's edges). `selection_only` holds
     those of them a dev, peer or dependency-group entry makes that would close a cycle: they
-    select (the filter DSL follows them) but order no task. `notes` are things discovery
-    wants the user told (a nameless member skipped, a pnpm/npm glob mismatch).
+    select (the filter DSL follows them) and order only a task they cannot loop back to.
+    `notes` are things discovery wants the user told (a nameless member skipped, a pnpm/npm
+    glob mismatch).
     """
 
     root: Path

@@ -49,6 +49,11 @@ SERVER_VERBS = frozenset({"dev", "serve", "start", "preview"})
 SERVERS = frozenset({"serve", "http-server", "live-server", "nodemon", "browser-sync"})
 WATCH_W_TOOLS = frozenset({"tsc", "rollup", "tsup", "babel", "esbuild", "vitest", "jest"})
 RUNNERS = frozenset({"run-s", "run-p", "npm-run-all", "npm-run-all2"})
+# Programs whose arguments name scripts, commands or URLs to run or wait for, not a verb of
+# their own: `start-server-and-test start http://localhost:3000 cy` runs tests and exits.
+COMMAND_RUNNERS = RUNNERS | frozenset(
+    {"start-server-and-test", "server-test", "start-test", "concurrently", "wait-on"}
+)
 WORKSPACE_TOOLS = frozenset({"turbo", "nx", "lerna", "vx", "vp", "ultra", "wireit"})
 _ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _NPM_VAR = re.compile(r"\$\{?(npm_[A-Za-z0-9_]+)")
@@ -207,7 +212,7 @@ def uses_runner(words: Segment) -> bool:
 def watches_or_serves(words: Segment) -> bool:
     """The segment starts a watcher or a server: one that never exits on its own."""
     name, args = program(words)
-    if not name or name in MANAGERS:
+    if not name or name in MANAGERS or name in COMMAND_RUNNERS:
         return False
     if name in SERVERS:
         return True

@@ -189,6 +189,11 @@ def test_force_color(
             ("sk-abcdef", "tok-1234", "pw-5678", "s3cr3t"),
         ),
         ({"API_KEY": "abc"}, {"pass_through": ("API_KEY",)}, ()),  # too short to mask
+        (  # the names the lock refusal and the not-passed list take as secret too
+            {"DB_PASSWD": "pw-5678", "GCP_CREDENTIALS": "/keys/gcp.json"},
+            {"pass_through": ("DB_PASSWD", "GCP_CREDENTIALS")},
+            ("/keys/gcp.json", "pw-5678"),
+        ),
         ({}, {"define": {"SIGNING_KEY": "from-config"}}, ("from-config",)),
         (
             {"A_TOKEN": "same-value", "B_TOKEN": "same-value"},

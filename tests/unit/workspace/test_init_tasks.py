@@ -84,6 +84,18 @@ def test_a_runner_of_servers_is_persistent_without_a_todo() -> None:
     assert got["dev"].todos == ()
 
 
+def test_a_test_runner_that_starts_a_server_is_not_persistent() -> None:
+    got = tasks(
+        {
+            "start": "next start",
+            "cy": "cypress run",
+            "e2e": "start-server-and-test start http://localhost:3000 cy",
+        }
+    )
+    assert got["start"].persistent
+    assert not got["e2e"].persistent
+
+
 def test_a_server_a_command_waits_on_gets_a_ready_todo() -> None:
     got = tasks({"build": "tsc -w", "test": "node --test"})
     assert got["test"].depends_on == ("build",)

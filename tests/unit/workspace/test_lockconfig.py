@@ -69,6 +69,12 @@ def test_secret_places_name_the_field_and_the_variable_never_the_value() -> None
         "a: tasks.deploy.exec.command holds $API_TOKEN",
         "a: tasks.tag.exec holds $MY_VALUE",
     ]
+    # The names a log masks: PASSWD and CREDENTIAL count here too.
+    env = {"DEPLOY_PASSWD": "abcd1234", "GCP_CREDENTIAL": "release-42"}
+    assert secret_places((_entry(resolved),), env) == [
+        "a: tasks.deploy.exec.command holds $DEPLOY_PASSWD",
+        "a: tasks.tag.exec holds $GCP_CREDENTIAL",
+    ]
 
 
 def test_first_difference_points_at_the_field() -> None:

@@ -80,6 +80,49 @@ def test_a_dependency_group_closing_a_cycle_selects_but_does_not_order(workspace
     assert selection_edges(ws)["a"] == ("b",)
 
 
+def test_a_weak_edge_gives_way_only_in_the_task_it_would_loop_back_to(workspace: Make) -> None:
+    tasks = '{"tasks": {"build": {"dependsOn": ["^build"]}, "test": {"dependsOn": ["^build"]}}}'
+    root = workspace(
+        {
+            "pyproject.toml": '[tool.uv.workspace]\nmembers = ["packages/*"]\n',
+            "packages/a/pyproject.toml": member("a", "", '[dependency-groups]\ntest = ["b"]\n'),
+            "packages/a/vx.config.json": tasks,
+            "packages/b/pyproject.toml": member("b", '"a"'),
+            "packages/b/vx.config.json": tasks,
+        }
+    )
+    ws = load_workspace(root)
+    graph = build_graph(ws, [TaskId("a", "test")])
+    # a#test needs b built, and b#build needs a#build: no loop, since a#test is not a#build.
+    assert dict(graph.deps) == {
+        TaskId("a", "test"): (TaskId("b", "build"),),
+        TaskId("b", "build"): (TaskId("a", "build"),),
+        TaskId("a", "build"): (),
+    }
+    both = build_graph(ws, [TaskId("a", "build"), TaskId("b", "test")])
+    assert both.deps[TaskId("a", "build")] == ()
+    assert both.deps[TaskId("b", "test")] == (TaskId("a", "build"),)
+
+
+def test_a_weak_edge_to_a_package_without_config_gives_way_the_same(workspace: Make) -> None:
+    tasks = '{"tasks": {"build": {"dependsOn": ["^build"]}, "test": {"dependsOn": ["^build"]}}}'
+    root = workspace(
+        {
+            "pyproject.toml": '[tool.uv.workspace]\nmembers = ["packages/*"]\n',
+            "packages/a/pyproject.toml": member("a", "", '[dependency-groups]\ntest = ["m"]\n'),
+            "packages/a/vx.config.json": tasks,
+            "packages/m/pyproject.toml": member("m", '"b"'),
+            "packages/b/pyproject.toml": member("b", '"a"'),
+            "packages/b/vx.config.json": tasks,
+        }
+    )
+    ws = load_workspace(root)
+    assert dict(ws.selection_only) == {"a": ("m",)}
+    graph = build_graph(ws, [TaskId("a", "test"), TaskId("a", "build")])
+    assert graph.deps[TaskId("a", "test")] == (TaskId("m", "build"),)
+    assert graph.deps[TaskId("a", "build")] == ()
+
+
 def test_js_dev_and_peer_entries_give_way_too(workspace: Make) -> None:
     root = workspace(
         {

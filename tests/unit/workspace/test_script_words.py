@@ -59,6 +59,13 @@ def test_delegate(command: str, target: str | None) -> None:
         ("cross-env PORT=1 next dev", True),
         ("node build.js", False),
         ("pnpm start", False),  # a manager's run: what it runs decides
+        # Runners whose first argument is a script or command: the tests end, so they do too.
+        ("start-server-and-test start http://localhost:3000 cy", False),
+        ("npx start-server-and-test dev 3000 test:e2e", False),
+        ("server-test serve 8080 cy:run", False),
+        ("concurrently dev api", False),
+        ("wait-on tcp:3000", False),
+        ("run-p start api", False),
     ],
 )
 def test_watches_or_serves(command: str, *, serves: bool) -> None:
