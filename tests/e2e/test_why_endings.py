@@ -12,6 +12,8 @@ from jsonschema import Draft202012Validator
 from tests.conftest import REPO
 from tests.e2e.runws import tree
 
+from vx.cache.index import SCHEMA_VERSION
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -162,7 +164,7 @@ def test_another_index_version_is_refused(workspace, vx) -> None:
     refused = vx(["why", "lib#build"], root).assert_code(1)
     assert refused.err == (
         f"vx why: the history in {db} was written by another vx version (index schema v99;"
-        " this vx reads v1) — a vx run there starts a new history\n"
+        f" this vx reads v{SCHEMA_VERSION}) — a vx run there starts a new history\n"
     )
     doc = vx(["last", "--format", "json"], root).assert_code(1)
     assert json.loads(doc.out)["error"]["code"] == "VX_E_CACHE_VERSION"
