@@ -56,7 +56,7 @@ _SCHEMA = (
         duration_ms REAL NOT NULL, cpu_ms REAL, peak_rss_bytes INTEGER,
         started_ns INTEGER, ended_ns INTEGER, attempts INTEGER NOT NULL,
         timed_out INTEGER NOT NULL, blocked_by TEXT, reason TEXT,
-        tainted INTEGER NOT NULL)""",
+        tainted INTEGER NOT NULL DEFAULT 0)""",
     "CREATE INDEX runs_by_run ON runs (run_id)",
     "CREATE INDEX runs_by_task ON runs (project, task)",
     """CREATE TABLE invocations (
