@@ -46,6 +46,7 @@ class ConfigError(UserError):
         super().__init__(ErrorCode.CONFIG, where + message)
         self.path = path
         self.pointer = pointer
+        self.detail = message
 
 
 class CycleError(UserError):

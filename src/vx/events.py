@@ -123,7 +123,9 @@ class TaskFinished(NamedTuple):
     (`timeout`, `exited`, `spawn`). `miss` says why a cached task executed. `withheld` names
     (never values) the variables vx had and a failed task was not given. `flaky` is
     `(passes, failures)` on record for the key, this run included, when this run showed the
-    task flaky (a plain pair: every row loads this class, and most carry None).
+    task flaky (a plain pair: every row loads this class, and most carry None). `tainted`
+    marks an execution behind a failed or excluded dependency: its key vouches for inputs it
+    did not run on, so the history keeps the row but no flaky judgement counts it.
     """
 
     id: TaskId
@@ -145,6 +147,7 @@ class TaskFinished(NamedTuple):
     miss: MissReason | None = None
     withheld: tuple[str, ...] = ()
     flaky: tuple[int, int] | None = None
+    tainted: bool = False
 
 
 class MissReason(NamedTuple):

@@ -314,6 +314,18 @@ def config_flag(root: Path, name: str, *, env: Mapping[str, str] | None = None) 
     return os.fsdecode(proc.stdout).strip().lower() not in ("", "false", "no", "off", "0")
 
 
+def ignores_all(root: Path, rel: str, *, env: Mapping[str, str] | None = None) -> bool:
+    """Whether git ignores every file under `rel` (relative to `root`): it tracks none and
+    would track none, as a leftover build directory. False outside a repository or without
+    git, where nothing says the files are disposable."""
+    args = ("ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", rel)
+    try:
+        proc = _git(root, args, env)
+    except GitError:
+        return False
+    return proc.returncode == 0 and not proc.stdout
+
+
 def _locate(root: Path, env: Mapping[str, str] | None) -> _Where:
     args = (
         "rev-parse",

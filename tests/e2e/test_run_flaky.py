@@ -121,3 +121,33 @@ def test_a_task_run_past_a_failed_dependency_is_not_judged(workspace, vx) -> Non
     (root / "flag").write_text("")
     past = vx(["run", "b#check", "--force", "--continue=always", "--format", "json"], root)
     assert "flaky" not in summary_row(past.assert_code(1).out, "b#check")
+
+
+def test_a_run_past_a_failed_dependency_never_counts_toward_flakiness(workspace, vx) -> None:
+    # `gen` fails while a marker outside its inputs exists (a flake of its own); `use` fails
+    # only because it ran past that failure, and its later pass must not read as a recovery.
+    tree = files()
+    tree[".gitignore"] = "FAIL\n"
+    tree["packages/a/vx.config.json"] = {
+        "tasks": {
+            "gen": {"exec": "test ! -f ../../FAIL", "cache": CACHE},
+            "use": {"exec": "test ! -f ../../FAIL", "cache": CACHE, "dependsOn": ["gen"]},
+        }
+    }
+    root = workspace(tree)
+    vx(["run", "a#use", "--force"], root).assert_ok()
+    (root / "FAIL").write_text("")
+    past = vx(["run", "a#use", "--force", "--continue", "--format", "json"], root)
+    assert "flaky" not in summary_row(past.assert_code(1).out, "a#use")
+    (root / "FAIL").unlink()
+    again = vx(["run", "a#use", "--force"], root).assert_ok()
+    close = next(line for line in again.out.splitlines() if line.startswith("└─ a#use"))
+    assert close.endswith("success")
+    (root / "FAIL").write_text("")
+    vx(["run", "a#use", "--force", "--continue"], root).assert_code(1)
+    (root / "FAIL").unlink()
+    doc = vx(["run", "a#use", "--force", "--format", "json"], root).assert_ok().out
+    assert "flaky" not in summary_row(doc, "a#use")
+    assert summary_row(doc, "a#gen")["flaky"] == {"passes": 3, "failures": 2, "attempts": 1}
+    info = vx(["info", "--format", "json"], root).assert_ok().json()
+    assert [t["taskId"] for t in info["flakyTasks"]] == ["a#gen"]

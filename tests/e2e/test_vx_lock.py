@@ -182,3 +182,24 @@ def test_a_plain_run_ignores_the_lock(
     vx(["lock"], root).assert_ok()
     vx(["run", "build", "--all"], root, env={"FLAVOUR": "spicy"}).assert_ok()
     assert (root / "packages/lib/out.txt").read_text() == "built-spicy\n"
+
+
+def test_a_bad_lock_entry_is_blamed_on_the_lock(
+    workspace: Callable[..., Path], vx: Callable[..., VxResult]
+) -> None:
+    root = workspace(REPO)
+    vx(["lock"], root).assert_ok()
+    lock = root / "vx-lock.json"
+    doc = json.loads(lock.read_text())
+    doc["projects"]["app"]["resolved"]["tasks"]["build"]["exec"] = 5
+    lock.write_text(json.dumps(doc))
+    bad = vx(["run", "build", "--all", "--frozen"], root).assert_code(1)
+    assert bad.err.startswith("vx-lock.json: projects.app.resolved.tasks.build.exec: ")
+    assert bad.err.endswith(" — run vx lock\n")
+    assert "vx.config.json" not in bad.err
+    del doc["projects"]["app"]["resolved"]
+    lock.write_text(json.dumps(doc))
+    missing = vx(["run", "build", "--all", "--frozen"], root).assert_code(1)
+    assert missing.err == (
+        "vx-lock.json: projects.app.resolved: expected an object — run vx lock\n"
+    )

@@ -1,5 +1,6 @@
 """`vx why` on an unchanged key (each ending and cause), a no-cache task, `--run` refusals, a
-history from another index version, and bare names in a uv workspace."""
+history from another index version, bare names in a uv workspace, and `//` for a named uv
+root."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from typing import TYPE_CHECKING
 from jsonschema import Draft202012Validator
 from tests.conftest import REPO
 from tests.e2e.runws import tree
+
+from vx.cache.index import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -162,7 +165,7 @@ def test_another_index_version_is_refused(workspace, vx) -> None:
     refused = vx(["why", "lib#build"], root).assert_code(1)
     assert refused.err == (
         f"vx why: the history in {db} was written by another vx version (index schema v99;"
-        " this vx reads v1) — a vx run there starts a new history\n"
+        f" this vx reads v{SCHEMA_VERSION}) — a vx run there starts a new history\n"
     )
     doc = vx(["last", "--format", "json"], root).assert_code(1)
     assert json.loads(doc.out)["error"]["code"] == "VX_E_CACHE_VERSION"
@@ -187,6 +190,27 @@ def test_a_bare_name_resolves_in_a_uv_workspace(workspace, vx) -> None:
     assert out.startswith("beta#build — run ")
     several = vx(["why", "build"], root).assert_code(1)
     assert "name one: alpha#build, beta#build" in several.err
+
+
+def test_root_names_a_uv_root_that_has_a_name(workspace, vx) -> None:
+    # The history holds rootpkg#build; `//` names that project on the command line.
+    root = workspace(
+        {
+            "pyproject.toml": '[project]\nname = "rootpkg"\nversion = "0"\n'
+            '[tool.uv.workspace]\nmembers = ["packages/*"]\n',
+            "vx.config.json": {"tasks": {"build": {"exec": "echo made", "cache": CACHE}}},
+            "src/r.py": "",
+            "packages/alpha/pyproject.toml": '[project]\nname = "alpha"\nversion = "1"\n',
+        }
+    )
+    vx(["run", "//#build"], root).assert_ok()
+    (root / "src/r.py").write_text("x = 1\n")
+    vx(["run", "//#build"], root).assert_ok()
+    out = vx(["why", "//#build"], root / "packages/alpha").assert_ok().out
+    assert out.startswith("rootpkg#build — run ")
+    assert out == vx(["why", "rootpkg#build"], root).assert_ok().out
+    log = vx(["last", "--log", "//#build", "--format", "json"], root).assert_ok().json()
+    assert (log["taskId"], log["output"]) == ("rootpkg#build", "made\n")
 
 
 def test_a_control_character_in_a_name_prints_escaped(workspace, vx) -> None:

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import subprocess
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import pytest
 
 from conftest import git
 from vx import git as vxgit
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 ODD = "we ird\nname.txt"
 
@@ -181,3 +179,30 @@ def test_no_commit_is_one_line(workspace, call) -> None:
     assert caught.value.message == (
         f"vx requires git: {root} is a git repository with no commit yet — commit once and re-run"
     )
+
+
+def test_ignores_all_tells_leftover_build_output(workspace, tmp_path: Path) -> None:
+    root = workspace({".gitignore": "dist/\n", "kept/a.txt": "a\n"})
+    (root / "new").mkdir()
+    (root / "new/b.txt").write_text("b\n")
+    (root / "gone/dist").mkdir(parents=True)
+    (root / "gone/dist/x.js").write_text("x\n")
+    assert vxgit.ignores_all(root, "gone")
+    assert not vxgit.ignores_all(root, "kept")  # tracked
+    assert not vxgit.ignores_all(root, "new")  # untracked, not ignored
+    plain = tmp_path / "plain"
+    (plain / "d").mkdir(parents=True)
+    (plain / "d/f").write_text("f\n")
+    assert not vxgit.ignores_all(plain, "d", env=_env(GIT_CEILING_DIRECTORIES=str(tmp_path)))
+    assert not vxgit.ignores_all(root, "gone", env=_env(PATH=str(tmp_path / "nowhere")))
+
+
+def test_only_vx_git_spawns_git() -> None:
+    # Every git process goes through vx.git, which pins LC_ALL=C and GIT_OPTIONAL_LOCKS=0.
+    src = Path(vxgit.__file__).parent
+    spawning = [
+        str(path.relative_to(src))
+        for path in sorted(src.rglob("*.py"))
+        if path.name != "git.py" and re.search(r"""\[\s*["']git["']\s*,""", path.read_text())
+    ]
+    assert spawning == []

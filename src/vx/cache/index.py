@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from vx.cache.manifest import ArtifactInfo
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Bumping it resets every table on the next open (never the artifacts); `test_index` pins it."""
 
 INDEX_NAME = "cache.db"
@@ -55,7 +55,8 @@ _SCHEMA = (
         key TEXT, cache TEXT NOT NULL, cache_hit INTEGER NOT NULL,
         duration_ms REAL NOT NULL, cpu_ms REAL, peak_rss_bytes INTEGER,
         started_ns INTEGER, ended_ns INTEGER, attempts INTEGER NOT NULL,
-        timed_out INTEGER NOT NULL, blocked_by TEXT, reason TEXT)""",
+        timed_out INTEGER NOT NULL, blocked_by TEXT, reason TEXT,
+        tainted INTEGER NOT NULL DEFAULT 0)""",
     "CREATE INDEX runs_by_run ON runs (run_id)",
     "CREATE INDEX runs_by_task ON runs (project, task)",
     """CREATE TABLE invocations (
@@ -133,6 +134,8 @@ class RunRow(NamedTuple):
     timed_out: bool = False
     blocked_by: str | None = None
     reason: str | None = None
+    tainted: bool = False
+    """Executed behind a failed or excluded dependency: kept, never judged flaky."""
 
 
 class InvocationRow(NamedTuple):
@@ -758,13 +761,16 @@ class Index:
         """Passes and failures on record per task key, oldest first, for flaky judgement.
 
         Rows `(project, task, key, status, attempts)` of runs since `since_ms` that succeeded
-        (a hit included) or failed on a key; `task`, a `(project, task, key)`, narrows to that
-        one key through `runs_by_task` (a run judging a task as it finishes).
+        (a hit included) or failed on a key, leaving out tainted ones (run past a failed or
+        excluded dependency, on inputs the key does not describe); `task`, a
+        `(project, task, key)`, narrows to that one key through `runs_by_task` (a run judging
+        a task as it finishes).
         """
         sql = (
             "SELECT r.project, r.task, r.key, r.status, r.attempts FROM runs AS r"
             " JOIN invocations AS i ON i.run_id = r.run_id"
             " WHERE i.started_at >= ? AND r.key IS NOT NULL AND r.status IN (?, ?)"
+            " AND r.tainted = 0"
         )
         args: list[object] = [since_ms, str(TaskStatus.SUCCESS), str(TaskStatus.FAILED)]
         if task is not None:
@@ -852,7 +858,7 @@ class Index:
 
 _RUN_COLUMNS = (
     "run_id, project, task, status, cache, key, exit_code, duration_ms, cpu_ms,"
-    " peak_rss_bytes, started_ns, ended_ns, attempts, timed_out, blocked_by, reason"
+    " peak_rss_bytes, started_ns, ended_ns, attempts, timed_out, blocked_by, reason, tainted"
 )
 
 
@@ -861,6 +867,7 @@ def _run_row(row: Sequence[object]) -> RunRow:
     values[3] = TaskStatus(str(values[3]))
     values[4] = CacheOutcome(str(values[4]))
     values[13] = bool(values[13])
+    values[16] = bool(values[16])
     return RunRow(*values)  # type: ignore[arg-type]
 
 
@@ -911,12 +918,14 @@ def _insert_runs(tx: sqlite3.Connection, rows: Iterable[RunRow]) -> None:
     tx.executemany(
         "INSERT INTO runs (run_id, project, task, status, exit_code, key, cache, cache_hit,"
         " duration_ms, cpu_ms, peak_rss_bytes, started_ns, ended_ns, attempts, timed_out,"
-        " blocked_by, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " blocked_by, reason, tainted)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             (
                 *(r.run_id, r.project, r.task, str(r.status), r.exit_code, r.key, str(r.cache)),
                 *(int(r.cache in _HITS), r.duration_ms, r.cpu_ms, r.peak_rss_bytes),
                 *(r.started_ns, r.ended_ns, r.attempts, int(r.timed_out), r.blocked_by, r.reason),
+                int(r.tainted),
             )
             for r in rows
         ),

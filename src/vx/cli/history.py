@@ -60,6 +60,23 @@ def history_dir(flag: str | None, env: Mapping[str, str], cwd: Path) -> Path:
     return location.directory
 
 
+def root_alias(task_id: str, cwd: Path) -> str:
+    """`//#task` as the history records it: runs store the root project under its own name
+    when it has one (a uv root's `[project] name`, a single package's name), and `//` names
+    it on the command line all the same. Anything else, or no workspace here, as given."""
+    from vx.ids import ROOT
+
+    if not task_id.startswith(f"{ROOT}#"):
+        return task_id
+    from vx.workspace.load import root_project_name
+
+    try:
+        name = root_project_name(cwd)
+    except UserError:
+        return task_id
+    return name + task_id[len(ROOT) :]
+
+
 def open_history(directory: Path, verb: str) -> Index | None:
     """The index there, read-only; None when no run wrote one (or the file is unreadable).
 

@@ -98,7 +98,7 @@ def _count(text: str) -> int:
 
 def execute(settings: LastSettings, streams: Streams) -> int:
     """Open the history read-only and print the form asked for."""
-    from vx.cli.history import history_dir, open_history
+    from vx.cli.history import history_dir, open_history, root_alias
     from vx.history import runs
 
     directory = history_dir(settings.cache_dir, settings.env, settings.cwd)
@@ -121,7 +121,8 @@ def execute(settings: LastSettings, streams: Streams) -> int:
         if index is None:
             raise UserError(ErrorCode.NO_HISTORY, runs.NO_RUNS)
         inv = runs.pick_run(index, settings.run_id, failed=False) if settings.run_id else None
-        log = runs.task_log(index, directory, inv, settings.log_task)
+        task_id = root_alias(settings.log_task, settings.cwd)
+        log = runs.task_log(index, directory, inv, task_id)
         if as_json:
             _dump(
                 streams,

@@ -58,13 +58,14 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> WhySettings:
 
 def execute(settings: WhySettings, streams: Streams) -> int:
     """Read the history, explain, print."""
-    from vx.cli.history import history_dir, open_history
+    from vx.cli.history import history_dir, open_history, root_alias
     from vx.history.why import explain, resolve_task
 
     index = open_history(history_dir(settings.cache_dir, settings.env, settings.cwd), "why")
     if index is None:
         raise UserError(ErrorCode.NO_HISTORY, "vx why: nothing has run yet — run something first")
-    task_id = resolve_task(index, settings.target, _cwd_project(settings.cwd))
+    target = root_alias(settings.target, settings.cwd)
+    task_id = resolve_task(index, target, _cwd_project(settings.cwd))
     found = explain(index, task_id, settings.run_id, store=index.path.parent)
     if settings.format is OutputFormat.JSON:
         streams.out.write(json.dumps(_document(found), indent=2, ensure_ascii=False) + "\n")

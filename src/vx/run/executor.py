@@ -177,6 +177,7 @@ class Executor:
                 miss=miss,
                 withheld=kept_back,
                 flaky=flaky,
+                tainted=ticket.tainted,
             )
         )
         return Done(_RESULT[status])

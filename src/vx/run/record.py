@@ -69,6 +69,7 @@ def record_run(
             timed_out=f.timed_out,
             blocked_by=str(f.blocked_by) if f.blocked_by else None,
             reason=f.reason,
+            tainted=f.tainted,
         )
         for f in outcome.finished
         if f.id not in groups

@@ -77,9 +77,13 @@ _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 _PLUGIN = re.compile(rf"{_DOTTED}:{_DOTTED}")
 
 
-def parse_project_config(raw: object, path: str) -> ProjectConfig:
-    """Validate a project's `vx.config.*` value and build its model (tasks in file order)."""
-    top = Site(path)
+def parse_project_config(raw: object, path: str, *, top: Site | None = None) -> ProjectConfig:
+    """Validate a project's `vx.config.*` value and build its model (tasks in file order).
+
+    `top` is where a refusal points when the value came from elsewhere than `path` (a lock
+    entry's `resolved`); the model still names `path`, the file it stands for.
+    """
+    top = top or Site(path)
     doc = fields(raw, top, PROJECT_FIELDS, ignored=(SCHEMA_KEY,))
     _schema_key(doc, top)
     tags = string_list(doc["tags"], top.key("tags"), _tag) if "tags" in doc else ()

@@ -9,8 +9,9 @@ uv refuses the workspace there. vx draws the same line, for every package manage
 from __future__ import annotations
 
 import os
-import subprocess
 from typing import TYPE_CHECKING
+
+from vx import git
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -38,21 +39,6 @@ def _has_file(directory: str) -> bool:
     return False
 
 
-def _all_ignored(root: Path, rel: str) -> bool:
-    """Whether git ignores every file under `rel`; False outside a repository or without git."""
-    try:
-        proc = subprocess.run(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", rel],
-            cwd=root,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            check=False,
-        )
-    except OSError:
-        return False
-    return proc.returncode == 0 and not proc.stdout
-
-
 def holds_content(root: Path, rel: str) -> bool:
     """Whether the directory `rel` holds a file that is not ignored build output."""
-    return _has_file(str(root / rel)) and not _all_ignored(root, rel)
+    return _has_file(str(root / rel)) and not git.ignores_all(root, rel)

@@ -81,6 +81,21 @@ def _single(root: Path, source: ConfigSource) -> Project:
     return _project(name, root, ".", root, manifest, is_root=True, source=source)
 
 
+def root_project_name(cwd: Path) -> str:
+    """The name the workspace holding `cwd` gives its root project, which `//` names too: a
+    single package's or a uv root's manifest name (as `load_workspace` names them), else `//`.
+    Reads the root manifest only, never a config, so the history verbs can map `//#task`."""
+    found = find_root(cwd)
+    if found.manager is Manager.SINGLE:
+        files: tuple[str, ...] = (PACKAGE_JSON, PYPROJECT)
+    elif found.manager is Manager.UV:
+        files = (PYPROJECT,)
+    else:
+        return ROOT
+    named = [m.name for m in (_read(found.root, ".", f) for f in files) if m and m.name]
+    return named[0] if named else ROOT
+
+
 def _nameless_note(shown: str, file: str) -> str:
     field = '"name"' if file == PACKAGE_JSON else "[project] name"
     return f"{shown} has no {field}; skipped"

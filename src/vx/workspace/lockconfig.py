@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from vx.errors import ConfigError, ErrorCode, UserError
 from vx.util.secrets import maskable, secret_name
+from vx.workspace.config_fields import Site
 from vx.workspace.config_load import PROJECT_STEM, find_config, load_project_config
 from vx.workspace.config_schema import parse_project_config
 
@@ -335,5 +336,10 @@ class FrozenConfigs:
         shown = display_path(path, root)
         if entry is None or entry.config != shown:
             raise ConfigError(shown, f"is not in {LOCK_FILE} — run vx lock and commit it")
-        config = parse_project_config(entry.resolved, shown)
+        # The value is the lock's, not the file's: a refusal points into the lock entry.
+        site = Site(LOCK_FILE).key("projects").key(entry.name).key("resolved")
+        try:
+            config = parse_project_config(entry.resolved, shown, top=site)
+        except ConfigError as err:
+            raise ConfigError(err.path, f"{err.detail} — run vx lock", err.pointer) from None
         return dataclasses.replace(config, imports=entry.imports) if entry.imports else config
