@@ -19,6 +19,8 @@ import pytest
 from tests.e2e.cachews import entry_keys
 from tests.e2e.runws import tree
 
+from vx.cache.index import SCHEMA_VERSION
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
@@ -163,7 +165,9 @@ def test_a_missing_meta_table_resets_the_index(workspace, vx, tmp_path):
 
     r = run(vx, root, store).assert_ok()
     assert "Traceback" not in r.err
-    assert vx_lines(r) == ["[vx] cache index schema changed (v0 → v1); entries were reset"]
+    assert vx_lines(r) == [
+        f"[vx] cache index schema changed (v0 → v{SCHEMA_VERSION}); entries were reset"
+    ]
     assert set(statuses(r).values()) == {"success"}
     all_hit_after(vx, root, store)
 

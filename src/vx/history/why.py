@@ -217,8 +217,8 @@ def _same_key(index: Index, latest: Side, previous: Side) -> str:
     if reads_off:
         return _SAME + f"the run did not read the cache ({reads_off})"
     held = bool(index.entry_keys([row.key or ""]))
-    if before.cache is CacheOutcome.MISS and _beside_failure(index, before):
-        if not held and _beside_failure(index, row):
+    if before.cache is CacheOutcome.MISS and _beside_failure(before):
+        if not held and _beside_failure(row):
             return _SAME + f"neither run saved it: both ran beside a failed task ({_TAINT})"
         return _SAME + f"the previous run ran beside a failed task and was not saved ({_TAINT})"
     if before.cache is CacheOutcome.NO_CACHE:
@@ -273,11 +273,10 @@ def _local_unread(spec: str) -> bool:
     return False
 
 
-def _beside_failure(index: Index, row: RunRow) -> bool:
-    """The row's run executed it while another task of that run failed: under --continue
-    such a run may have been downstream of the failure, and then saved nothing."""
-    inv = _invocation(index, row.run_id)
-    return inv is not None and inv.failed > 0 and row.status is TaskStatus.SUCCESS
+def _beside_failure(row: RunRow) -> bool:
+    """The row's run executed it behind a failed or excluded dependency (`--continue`), which
+    the history records on the row: such a run is never saved."""
+    return row.tainted
 
 
 def _detailed(changes: tuple[Change, ...], store: Path | None) -> tuple[Change, ...]:

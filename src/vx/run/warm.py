@@ -340,11 +340,12 @@ def _settle_outputs(snap: dict[str, object], index: Index, store: Path) -> dict[
 
 def _on_lanes(work: Callable[[int], RestoreResult], items: list[int]) -> dict[int, RestoreResult]:
     """`work` over `items` on up to `_RESTORE_LANES` threads: unpacking and writing release
-    the GIL, so restores overlap as they do on the full path's restore lane. Each restore
-    cleans the task's outputs, stages the entry and moves it in whole: a lane interrupted
-    (Ctrl-C ends the process, and the lanes with it) can leave a task's outputs cleaned and
-    not yet restored, never half written; the next run sweeps the staging dir and restores
-    them."""
+    the GIL, so restores overlap as they do on the full path's restore lane.
+
+    A Ctrl-C stops the lanes taking more work and waits for the restores under way to end, so
+    none is cut off between cleaning a task's outputs and moving the staged entry in; the
+    tasks not reached keep their old outputs, and the interrupt goes on to the caller.
+    """
     lanes = min(_RESTORE_LANES, len(items), os.cpu_count() or 1)
     if lanes < 2:
         return {i: work(i) for i in items}
@@ -369,8 +370,14 @@ def _on_lanes(work: Callable[[int], RestoreResult], items: list[int]) -> dict[in
     threads = [threading.Thread(target=lane, daemon=True) for _ in range(lanes)]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join()
+    try:
+        for thread in threads:
+            thread.join()
+    except KeyboardInterrupt as stop:
+        failed.append(stop)  # take no more; a second Ctrl-C leaves at once
+        for thread in threads:
+            thread.join()
+        raise
     if failed:
         raise failed[0]
     return done

@@ -37,6 +37,7 @@ class History:
         command: str = "vx run build",
         failed: int = 0,
         save: bool = True,
+        tainted: bool = False,
     ) -> str:
         self.n += 1
         run_id = f"0190000{self.n}-0000-7000-8000-000000000000"
@@ -45,7 +46,7 @@ class History:
             project, _, task = tid.partition("#")
             if save and status is TaskStatus.SUCCESS and cache is CacheOutcome.MISS:
                 self.index.put_entry(key, project=project, task=task, artifact=ART, inputs=inputs)
-            rows.append(RunRow(run_id, project, task, status, cache, key))
+            rows.append(RunRow(run_id, project, task, status, cache, key, tainted=tainted))
         inv = InvocationRow(run_id, command, self.n * 1000, self.n * 1000 + 5, 0, failed=failed)
         self.index.record_invocation(inv, rows)
         return run_id
@@ -194,8 +195,8 @@ SAME = "cache key unchanged: re-executed — "
             SAME + "no entry for the key was there when it ran (pruned or evicted)",
         ),
         (
-            {"failed": 1, "save": False},
-            {"failed": 1, "save": False},
+            {"failed": 1, "save": False, "tainted": True},
+            {"failed": 1, "save": False, "tainted": True},
             SAME + "neither run saved it: both ran beside a failed task (a task run past a"
             " failed dependency under --continue is never cached)",
         ),
