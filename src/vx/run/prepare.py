@@ -29,13 +29,14 @@ if TYPE_CHECKING:
     from vx.run.localcache import LocalCache
     from vx.run.outcome import RunOutcome
     from vx.run.plan import RunPlan
+    from vx.run.servers import HeldServers
     from vx.run.session import RunSession
     from vx.util.stopwatch import Stopwatch
     from vx.workspace.model import Workspace
 
     Sink = Callable[[Event], None]
 
-__all__ = ["PreparedRun", "RunOptions", "plan_run", "prepare_run", "run"]
+__all__ = ["PreparedRun", "RunOptions", "plan_run", "prepare_run", "run", "select_plan"]
 
 _LARGEST_TIMER_MS = 2**31 - 1
 
@@ -54,6 +55,8 @@ class RunOptions(NamedTuple):
     a push's `before`), which the default base tries after the workspace's `affectedBase`.
     `env` is the environment keys and tasks see (the process's when None). `tick` is called
     regularly while tasks run, for a live display. `command` is what the history records.
+    `keep_servers`, when given, is handed the requested servers that became ready, still
+    running, and the run returns instead of holding them (`vx watch` keeps them across cycles).
     """
 
     tasks: tuple[str, ...] = ()
@@ -80,6 +83,7 @@ class RunOptions(NamedTuple):
     tick: Callable[[], None] | None = None
     timing: bool = False
     warm: bool = True
+    keep_servers: Callable[[HeldServers], None] | None = None
 
 
 class PreparedRun(NamedTuple):
@@ -156,6 +160,13 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
             index.close()
     watch.mark("git, keys, predict")
     return planned
+
+
+def select_plan(options: RunOptions) -> RunPlan:
+    """Load the workspace, select and build the graph, as a run would; no keys, no git."""
+    from vx.util.stopwatch import Stopwatch
+
+    return _plan(options, Stopwatch())[0]
 
 
 def _history(
@@ -507,7 +518,9 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
         if options.timing:
             emit(Notice(prepared.watch.table().rstrip("\n")))
         session.finish(outcome)
-        if session.held_servers():
+        if session.held_servers() and options.keep_servers is not None:
+            options.keep_servers(session.hand_over())
+        elif session.held_servers():
             outcome = _hold(session, outcome, emit)
             _rerecord(prepared, outcome)
         elif _may_replay(options):
