@@ -527,7 +527,9 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
             from vx.run.warm import remember
 
             remember(prepared, outcome)
-    return outcome._replace(plan=plan)
+    # A stop signal that landed after the verdict (between the footer and the session's end)
+    # is still one the caller must honour.
+    return outcome._replace(plan=plan, signal=outcome.signal or session.signals.signal)
 
 
 def _hold(session: RunSession, outcome: RunOutcome, emit: Sink) -> RunOutcome:

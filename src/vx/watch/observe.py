@@ -80,8 +80,10 @@ class _Poller:
                 except OSError:
                     continue
                 is_dir = entry.is_dir(follow_symlinks=False)
-                size = -1 if is_dir else st.st_size
-                found[entry.path] = (max(st.st_mtime, st.st_ctime), size, st.st_mode)
+                if is_dir:  # as with OS events: its children report, its own stamp says nothing
+                    found[entry.path] = (0.0, -1, st.st_mode)
+                else:
+                    found[entry.path] = (max(st.st_mtime, st.st_ctime), st.st_size, st.st_mode)
                 if is_dir and self._recursive and not self._skip(entry.path):
                     todo.append(entry.path)
         return found
