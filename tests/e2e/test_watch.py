@@ -267,3 +267,18 @@ def test_verbosity_0_is_accepted(tmp_path, home):
     with WatchProc(["show", "--verbosity=0"], ws / "packages/app", home=home) as w:
         w.wait_for(WATCHING)
         assert w.stop() == 0
+
+
+def test_under_workspace_files_one_root_watcher_keeps_only_what_a_key_can_see(tmp_path, home):
+    show = {
+        "exec": "date +%s%N > ../../root.log; cat ../../shared/a.txt",
+        "cache": {"inputs": {"workspaceFiles": ["shared/*.txt"]}},
+    }
+    ws = one_app(tmp_path, {"show": show}, {"shared/a.txt": "shared\n"})
+    app = ws / "packages/app"
+    with WatchProc(["show"], app, home=home) as w:
+        w.wait_for(r"^vx watch: watching the whole workspace \(a task reads workspaceFiles\)$")
+        edit(ws / "shared/a.txt", "shared edited\n")
+        w.wait_for("^shared edited$")
+        settle_with_sentinel(w, app, ["// shared/a.txt"])
+        assert w.stop() == 0

@@ -308,7 +308,7 @@ class WatchLoop:
             if key in self._slots:
                 continue
             role, directory = key
-            slot = self._pool.arm(directory, recursive, self._router(role, directory))
+            slot = self._pool.arm(directory, self._router(role, directory), recursive=recursive)
             if slot is not None:
                 self._slots[key] = slot
 

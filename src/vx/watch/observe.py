@@ -176,7 +176,7 @@ class WatcherPool:
         """Every armed directory."""
         return [s.directory for s in self._slots]
 
-    def arm(self, directory: str, recursive: bool, on_event: OnEvent) -> Slot | None:
+    def arm(self, directory: str, on_event: OnEvent, *, recursive: bool) -> Slot | None:
         """Watch `directory`; None when it cannot be watched at all (gone, not a directory)."""
         if not os.path.isdir(directory):
             return None
