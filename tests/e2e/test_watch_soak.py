@@ -10,7 +10,6 @@ import time
 import uuid
 
 import pytest
-
 from tests.conftest import make_git_workspace
 from tests.e2e.runws import tree
 from tests.e2e.watchproc import RERUN, WatchProc, edit
