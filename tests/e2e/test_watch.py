@@ -282,3 +282,38 @@ def test_under_workspace_files_one_root_watcher_keeps_only_what_a_key_can_see(tm
         w.wait_for("^shared edited$")
         settle_with_sentinel(w, app, ["// shared/a.txt"])
         assert w.stop() == 0
+
+
+def test_a_file_rewritten_with_new_bytes_every_run_is_named_after_three_cycles(tmp_path, home):
+    ws = one_app(tmp_path, {"stamp": {"exec": "date +%s%N > stamp.txt"}})
+    app = ws / "packages/app"
+    with WatchProc(["stamp"], app, home=home) as w:
+        w.wait_for(WATCHING)
+        edit(app / "src/index.txt", "edited\n")
+        line = w.wait_for(r"^vx watch: packages/app/stamp\.txt changed during each", stream="err")
+        assert line.endswith("declare it an output (cache.outputs.files) or git-ignore it")
+        assert w.reruns()[:3] == ["app src/index.txt", "app stamp.txt", "app stamp.txt"]
+        assert w.stop() == 0
+    assert len([x for x in w.err if "changed during each" in x]) == 1
+
+
+def test_affected_with_nothing_affected_exits_0_without_watching(tmp_path, vx):
+    ws = one_app(tmp_path, {"show": {"exec": "echo ran"}})
+    r = vx(["watch", "show", "--affected=HEAD"], ws / "packages/app").assert_ok()
+    assert "vx watch: nothing affected since HEAD" in r.out.splitlines(), repr(r)
+    assert "watching" not in r.out
+
+
+def test_affected_reads_the_diff_once_and_later_cycles_keep_its_scope(tmp_path, home):
+    build = {"exec": "cat src/index.txt"}
+    files = tree({"a": ((), {"build": build}), "b": ((), {"build": build})})
+    ws = make_git_workspace(tmp_path / "ws", files)
+    edit(ws / "packages/b/src/index.txt", "b changed\n")  # uncommitted: b is affected
+    args = ["build", "--affected=HEAD", "--output-logs=full"]
+    with WatchProc(args, ws, home=home) as w:
+        w.wait_for("^b changed$")
+        w.wait_for(r"^vx watch: watching 1 project: b$")
+        edit(ws / "packages/b/src/index.txt", "b again\n")
+        w.wait_for("^b again$")
+        assert not any(line.startswith("┌─ a#build") for line in w.out), w.dump()
+        assert w.stop() == 0

@@ -170,6 +170,8 @@ class WatchLoop:
         """One pass through the engine's run path; a refusal becomes `cycle failed`."""
         from vx.run.prepare import run
 
+        if self.stopping.is_set():
+            return None
         out = self.hooks.output()
         options = options._replace(tick=out.tick, keep_servers=self.keeper.take)
         self._preparing = True
