@@ -317,3 +317,17 @@ def test_affected_reads_the_diff_once_and_later_cycles_keep_its_scope(tmp_path, 
         w.wait_for("^b again$")
         assert not any(line.startswith("┌─ a#build") for line in w.out), w.dump()
         assert w.stop() == 0
+
+
+def test_many_projects_share_one_watcher_per_package_dir(tmp_path, home):
+    names = [f"p{i:02d}" for i in range(12)]
+    ws = make_git_workspace(
+        tmp_path / "ws", tree({n: ((), {"build": {"exec": "cat src/index.txt"}}) for n in names})
+    )
+    with WatchProc(["build", "--all", "--output-logs=full"], ws, home=home) as w:
+        w.wait_for(r"^vx watch: watching 12 projects: p00, .* and 4 more$")
+        edit(ws / "packages/p07/src/index.txt", "seven edited\n")
+        w.wait_for("^seven edited$")
+        assert w.reruns() == ["p07 src/index.txt"]
+        assert w.stop() == 0
+    assert not any("polling" in line for line in w.err), w.dump()

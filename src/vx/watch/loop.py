@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 DEBOUNCE_S = 0.15
 LONGEST_WAIT_S = 1.0
 _IDLE_S = 0.25
+_OWN_WATCHERS = 8  # projects watched one by one; past this, by their package glob's dir
+_NAMES_SHOWN = 8
 # An initial run refused for these is refused for good: watching would repeat the refusal.
 _FATAL = frozenset(
     {
@@ -260,8 +262,10 @@ class WatchLoop:
             reason = "a task reads workspaceFiles" if wanted.watched else "no plan yet"
             self.hooks.say(f"vx watch: watching the whole workspace ({reason})")
         else:
-            names = ", ".join(p.name for p in wanted.watched)
+            names = ", ".join(p.name for p in wanted.watched[:_NAMES_SHOWN])
             count = len(wanted.watched)
+            if count > _NAMES_SHOWN:
+                names += f" and {count - _NAMES_SHOWN} more"
             noun = "project" if count == 1 else "projects"
             self.hooks.say(f"vx watch: watching {count} {noun}: {names}")
 
@@ -286,17 +290,31 @@ class WatchLoop:
         return current is not None and (is_probe(path) or current.rules.ignored(path))
 
     def _place(self, wanted: WatchSet) -> None:
-        """Arm what the set wants and is not armed; drop what it no longer wants."""
+        """Arm what the set wants and is not armed; drop what it no longer wants.
+
+        Each OS watcher is an inotify instance, and a user gets 128: past a handful of
+        projects, the members under one package glob's directory share one recursive
+        watcher on it, which routes by the project a path belongs to.
+        """
         if self._pool is None:
             return
         want: dict[tuple[str, str], bool] = {}
+        shared: set[str] = set()
         if wanted.wide:
             want[("wide", wanted.root)] = True
         else:
+            grouped = len(wanted.watched) > _OWN_WATCHERS
             for project in wanted.watched:
-                want[("project", project.dir)] = True
+                base = os.path.dirname(project.dir)
+                if grouped and base in wanted.bases:
+                    shared.add(base)
+                    want[("members", base)] = True
+                else:
+                    want[("project", project.dir)] = True
             want[("root", wanted.root)] = False
         for base in wanted.bases:
+            if base in shared:
+                continue
             want[("base", base)] = False
             if not wanted.wide:
                 for entry in _entries(base):  # a member dir not (yet) a project: its manifest
@@ -474,8 +492,12 @@ def _route(current: WatchSet, role: str, directory: str, path: str) -> tuple[str
         return f"// {rel}", True
     if role == "pending":
         return f"// {rel}", True
+    if role == "members" and os.path.dirname(path) == directory:
+        if name.startswith(".") and name != ".gitignore":
+            return None
+        return f"// {rel}", True
     owner = current.owner(path)
-    if role == "project":
+    if role in ("project", "members"):
         watched = owner is not None and any(p.dir == owner.dir for p in current.watched)
         if owner is None or not watched:
             return None
