@@ -331,3 +331,21 @@ def test_many_projects_share_one_watcher_per_package_dir(tmp_path, home):
         assert w.reruns() == ["p07 src/index.txt"]
         assert w.stop() == 0
     assert not any("polling" in line for line in w.err), w.dump()
+
+
+def test_a_replayed_warm_initial_run_still_watches_its_projects(tmp_path, home, vx):
+    build = {
+        "exec": "mkdir -p dist && cp src/index.txt dist/out.txt",
+        "cache": {"inputs": {"files": ["src/**"]}, "outputs": {"files": ["dist/**"]}},
+    }
+    ws = one_app(tmp_path, {"build": build})
+    app = ws / "packages/app"
+    vx(["run", "build"], app, home=home).assert_ok()
+    vx(["run", "build"], app, home=home).assert_ok()  # all cached: the warm path remembers
+    with WatchProc(["build"], app, home=home) as w:
+        w.wait_for(r"^vx watch: watching 1 project: app$")
+        edit(app / "src/index.txt", "warm edit\n")
+        w.wait_for(r"^vx watch: app src/index\.txt; re-running")
+        settle_with_sentinel(w, app, ["app src/index.txt"])
+        assert (app / "dist/out.txt").read_text() == "warm edit\n"
+        assert w.stop() == 0

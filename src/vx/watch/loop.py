@@ -148,6 +148,8 @@ class WatchLoop:
                     self._cycle_options = self.options._replace(
                         tasks=words, affected=None, filters=(), all=False
                     )
+                if plan is None and outcome is not None:  # a replayed warm run keeps none
+                    plan = self._select()
                 self.keeper.started_under(plan)
                 self._arm(plan)
                 self._idle()
@@ -451,13 +453,18 @@ class WatchLoop:
 
     def _rearm(self) -> None:
         """After an edit that can change what is watched: read the set again before the cycle."""
+        plan = self._select()
+        if plan is not None:  # else the cycle says why, and the set stays as it was
+            self._arm(plan)
+
+    def _select(self) -> RunPlan | None:
+        """The plan a cycle would run (no keys), or None when it cannot be made."""
         from vx.run.prepare import select_plan
 
         try:
-            plan = select_plan(self._cycle_options)
+            return select_plan(self._cycle_options)
         except UserError:
-            return  # the cycle says why; the set stays as it was
-        self._arm(plan)
+            return None
 
 
 def _during(sink: Callable[[Event], None], loop: WatchLoop) -> Callable[[Event], None]:
