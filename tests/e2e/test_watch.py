@@ -334,6 +334,8 @@ def test_many_projects_share_one_watcher_per_package_dir(tmp_path, home):
 
 
 def test_a_replayed_warm_initial_run_still_watches_its_projects(tmp_path, home, vx):
+    """A second watch on an all-cached workspace (its initial run may be answered by the warm
+    path, whose replay carries no plan) still knows which projects to watch."""
     build = {
         "exec": "mkdir -p dist && cp src/index.txt dist/out.txt",
         "cache": {"inputs": {"files": ["src/**"]}, "outputs": {"files": ["dist/**"]}},
@@ -341,7 +343,9 @@ def test_a_replayed_warm_initial_run_still_watches_its_projects(tmp_path, home, 
     ws = one_app(tmp_path, {"build": build})
     app = ws / "packages/app"
     vx(["run", "build"], app, home=home).assert_ok()
-    vx(["run", "build"], app, home=home).assert_ok()  # all cached: the warm path remembers
+    with WatchProc(["build"], app, home=home) as w:  # all cached: the warm path remembers
+        w.wait_for(WATCHING)
+        assert w.stop() == 0
     with WatchProc(["build"], app, home=home) as w:
         w.wait_for(r"^vx watch: watching 1 project: app$")
         edit(app / "src/index.txt", "warm edit\n")
