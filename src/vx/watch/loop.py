@@ -103,7 +103,7 @@ class WatchLoop:
         self.keeper = Keeper()
         self._queue: queue.SimpleQueue[_Heard] = queue.SimpleQueue()
         self._preparing = False
-        self._running = False
+        self._cycle_end = float("-inf")
         self._cycle_options = options
         self._set: WatchSet | None = None
         self._pool: WatcherPool | None = None
@@ -374,15 +374,11 @@ class WatchLoop:
             if self.stopping.is_set():
                 return
             self.hooks.say(f"\nvx watch: {label}; re-running...")
-            self._running = True
             try:
                 self._cycle()
             finally:
-                self._running = False
                 self._cycle_end = self.clock()
                 after_run = True
-
-    _cycle_end = float("-inf")
 
     def _collect(self, first: _Heard, *, after_run: bool) -> dict[str, _Heard]:
         """Everything heard until 150 ms pass quietly, or 1 s after the first event.
