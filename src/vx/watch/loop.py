@@ -214,6 +214,7 @@ class WatchLoop:
             words = self.keeper.keeping_words(plan)
             if words is not None:
                 if not words:
+                    self.hooks.say("vx watch: the servers are up and depend on nothing to re-run")
                     return
                 narrowed = options._replace(tasks=words, all=False, filters=(), affected=None)
                 outcome = self._run(narrowed)
