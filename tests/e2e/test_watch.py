@@ -353,3 +353,29 @@ def test_a_replayed_warm_initial_run_still_watches_its_projects(tmp_path, home, 
         settle_with_sentinel(w, app, ["app src/index.txt"])
         assert (app / "dist/out.txt").read_text() == "warm edit\n"
         assert w.stop() == 0
+
+
+def test_a_server_that_dies_while_watch_idles_is_said_and_the_next_edit_restarts_it(tmp_path, home):
+    signal_file = tmp_path / "die"  # outside the workspace: no watcher hears it
+    script = (
+        "import os, sys, time\n"
+        "print(f'listening pid={os.getpid()}', flush=True)\n"
+        "while not os.path.exists(sys.argv[1]):\n"
+        "    time.sleep(0.05)\n"
+        "os.unlink(sys.argv[1])\n"
+        "sys.exit(3)\n"
+    )
+    dev = {
+        "command": f"python3 server.py {signal_file}",
+        "persistent": True,
+        "readyWhen": "listening",
+    }
+    ws = one_app(tmp_path, {"dev": {"exec": dev}}, {"packages/app/server.py": script})
+    app = ws / "packages/app"
+    with WatchProc(["dev"], app, home=home) as w:
+        w.wait_for(WATCHING)
+        signal_file.write_text("")
+        w.wait_for(r"^vx: app#dev exited with code 3$", stream="err")
+        edit(app / "src/index.txt", "restart\n")
+        w.wait_for("listening pid=", count=2)
+        assert w.stop() == 0

@@ -139,15 +139,18 @@ class WatchLoop:
             outcome = self._run(self.options, initial=True)
             if not self.stopping.is_set():
                 plan = outcome.plan if outcome is not None else None
-                if plan is not None and self.options.affected is not None:
-                    nothing = _nothing_affected(plan)
+                fixed = self.options.affected is not None or bool(self.options.filters)
+                if plan is not None and fixed:
+                    # the scope resolved at start is every cycle's: the diff is read once
+                    nothing = _nothing_affected(plan) if self.options.affected is not None else None
                     if nothing is not None:
                         self.hooks.say(f"vx watch: {nothing}")
                         return 0
                     words = tuple(str(t) for t in sorted(plan.graph.requested))
-                    self._cycle_options = self.options._replace(
-                        tasks=words, affected=None, filters=(), all=False
-                    )
+                    if words:
+                        self._cycle_options = self.options._replace(
+                            tasks=words, affected=None, filters=(), all=False
+                        )
                 if plan is None and outcome is not None:  # a replayed warm run keeps none
                     plan = self._select()
                 self.keeper.started_under(plan)
