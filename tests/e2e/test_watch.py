@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import uuid
 from pathlib import Path
@@ -378,4 +379,21 @@ def test_a_server_that_dies_while_watch_idles_is_said_and_the_next_edit_restarts
         w.wait_for(r"^vx: app#dev exited with code 3$", stream="err")
         edit(app / "src/index.txt", "restart\n")
         w.wait_for("listening pid=", count=2)
+        assert w.stop() == 0
+
+
+def test_a_package_dir_removed_and_made_again_is_watched_again(tmp_path, home):
+    ws = make_git_workspace(
+        tmp_path / "ws", tree({"a": ((), {"build": {"exec": "cat src/index.txt"}})})
+    )
+    with WatchProc(["build", "--all", "--output-logs=full"], ws, home=home) as w:
+        w.wait_for(WATCHING)
+        copy = tmp_path / "copy"
+        shutil.copytree(ws / "packages", copy)
+        shutil.rmtree(ws / "packages")  # a checkout: the dirs are new ones, new inodes
+        shutil.copytree(copy, ws / "packages")
+        w.wait_for(WATCHING, count=2)  # the set read again, the new dirs armed
+        w.wait_for(RESULT, count=len(w.reruns()) + 1)
+        edit(ws / "packages/a/src/index.txt", "after the checkout\n")
+        w.wait_for("^after the checkout$")
         assert w.stop() == 0

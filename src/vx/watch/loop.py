@@ -328,7 +328,7 @@ class WatchLoop:
                         want[("pending", entry)] = False
         for path in wanted.imports:
             want.setdefault(("imports", _nearest_dir(os.path.dirname(path))), False)
-        for key in [k for k in self._slots if k not in want]:
+        for key in [k for k in self._slots if k not in want or self._slots[k].stale()]:
             self._pool.drop(self._slots.pop(key))
         for key, recursive in want.items():
             if key in self._slots:
@@ -485,6 +485,8 @@ def _route(current: WatchSet, role: str, directory: str, path: str) -> tuple[str
     if rel is None:
         return None
     shape = name in SHAPE_NAMES or path in current.imports
+    if path == directory or path in current.bases:  # a watched dir itself came or went
+        return f"// {rel}", True
     if role == "root":
         if os.path.dirname(path) != directory or name not in ROOT_FILES:
             return None

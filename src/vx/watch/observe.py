@@ -139,6 +139,21 @@ class Slot:
         self.handler: _Handler | None = None
         self.watch: ObservedWatch | None = None
         self.poller: _Poller | None = None
+        self.identity = identity(directory)
+
+    def stale(self) -> bool:
+        """The directory was removed (and maybe made again) since it was armed: an OS watch
+        holds the old one, so the slot must be armed again."""
+        return identity(self.directory) != self.identity
+
+
+def identity(directory: str) -> tuple[int, int] | None:
+    """Which directory a path names now (device and inode), None when there is none."""
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 class WatcherPool:
