@@ -111,6 +111,7 @@ class _Handler(FileSystemEventHandler):
         self.directory = directory
         self.on_event = on_event
         self.proved = threading.Event()
+        self.gone = False  # the watched directory itself was deleted: this watch hears no more
 
     def dispatch(self, event: FileSystemEvent) -> None:
         if event.event_type not in _KEPT or (event.is_directory and event.event_type == "modified"):
@@ -119,6 +120,8 @@ class _Handler(FileSystemEventHandler):
             path = os.fsdecode(raw) if raw else ""
             if not path:
                 continue
+            if path == self.directory and event.event_type in ("deleted", "moved"):
+                self.gone = True
             if is_probe(path):
                 if os.path.basename(path) == PROBE and os.path.dirname(path) == self.directory:
                     self.proved.set()
@@ -144,6 +147,8 @@ class Slot:
     def stale(self) -> bool:
         """The directory was removed (and maybe made again) since it was armed: an OS watch
         holds the old one, so the slot must be armed again."""
+        if self.handler is not None and self.handler.gone:
+            return True  # a new directory may reuse the old one's inode number
         return identity(self.directory) != self.identity
 
 
