@@ -397,3 +397,33 @@ def test_a_package_dir_removed_and_made_again_is_watched_again(tmp_path, home):
         edit(ws / "packages/a/src/index.txt", "after the checkout\n")
         w.wait_for("^after the checkout$")
         assert w.stop() == 0
+
+
+CONFIG_WITH_PRESET = """\
+import os, sys
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "presets"))
+import preset
+from vx import define_project
+
+define_project(tasks={"show": {"exec": preset.COMMAND}})
+"""
+
+
+def test_an_edit_to_a_file_a_config_imports_re_reads_the_config(tmp_path, home):
+    ws = one_app(
+        tmp_path,
+        {},
+        {
+            "presets/preset.py": 'COMMAND = "echo from the preset"\n',
+        },
+    )
+    app = ws / "packages/app"
+    (app / "vx.config.json").unlink()
+    edit(app / "vx.config.py", CONFIG_WITH_PRESET)
+    with WatchProc(["show"], app, home=home) as w:
+        w.wait_for("^from the preset$")
+        w.wait_for(WATCHING)
+        edit(ws / "presets/preset.py", 'COMMAND = "echo the preset changed"\n')
+        w.wait_for("^the preset changed$")
+        assert w.reruns() == ["// presets/preset.py"]
+        assert w.stop() == 0

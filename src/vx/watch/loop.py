@@ -327,7 +327,10 @@ class WatchLoop:
                     if not any(p.dir == entry for p in wanted.projects):
                         want[("pending", entry)] = False
         for path in wanted.imports:
-            want.setdefault(("imports", _nearest_dir(os.path.dirname(path))), False)
+            directory = _nearest_dir(os.path.dirname(path))
+            if wanted.wide or directory == wanted.root:
+                continue  # heard already: one watch per directory, or watchdog shares it
+            want.setdefault(("imports", directory), False)
         for key in [k for k in self._slots if k not in want or self._slots[k].stale()]:
             self._pool.drop(self._slots.pop(key))
         for key, recursive in want.items():
@@ -487,12 +490,14 @@ def _route(current: WatchSet, role: str, directory: str, path: str) -> tuple[str
     shape = name in SHAPE_NAMES or path in current.imports
     if path == directory or path in current.bases:  # a watched dir itself came or went
         return f"// {rel}", True
+    if path in current.imports:
+        return f"// {rel}", True
     if role == "root":
         if os.path.dirname(path) != directory or name not in ROOT_FILES:
             return None
         return f"// {rel}", shape
     if role == "imports":
-        return (f"// {rel}", True) if path in current.imports else None
+        return None  # only the imported files themselves, above
     if role == "base":
         if os.path.dirname(path) != directory:
             return None
