@@ -160,7 +160,8 @@ def test_a_dev_server_stays_up_across_cycles_and_is_replaced_when_its_config_cha
         [first] = server_pids(w)
         edit(ws / "packages/lib/src/index.txt", "lib rebuilt\n")
         w.wait_for("^lib rebuilt$")
-        w.wait_for(r"lib#build")
+        w.wait_for(RESULT, count=2)  # the cycle is over: the initial run's footer, then its
+        assert w.reruns() == ["lib src/index.txt"]
         assert alive(first), w.dump()
         assert len(server_pids(w)) == 1, w.dump()
         changed = {**dev, "command": "python3 server.py --again"}
