@@ -428,3 +428,18 @@ def test_an_edit_to_a_file_a_config_imports_re_reads_the_config(tmp_path, home):
         w.wait_for("^the preset changed$")
         assert w.reruns() == ["// presets/preset.py"]
         assert w.stop() == 0
+
+
+def test_a_broken_config_at_start_is_a_failed_initial_run_and_watch_waits_for_the_fix(
+    tmp_path, home
+):
+    ws = one_app(tmp_path, {"show": {"exec": "echo ran"}})
+    app = ws / "packages/app"
+    edit(app / "vx.config.json", "{ not json")
+    with WatchProc(["show"], app, home=home) as w:
+        w.wait_for("^vx watch: cycle failed: ", stream="err")
+        w.wait_for(r"^vx watch: watching the whole workspace \(no plan yet\)$")
+        edit(app / "vx.config.json", '{"tasks": {"show": {"exec": "echo repaired"}}}')
+        w.wait_for("^repaired$")
+        w.wait_for(r"^vx watch: watching 1 project: app$")
+        assert w.stop() == 0
