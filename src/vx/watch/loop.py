@@ -22,7 +22,8 @@ from vx.errors import ErrorCode, UserError
 from vx.watch.judge import SelfWrites, StateJudge
 from vx.watch.keeper import Keeper
 from vx.watch.observe import WatcherPool, fs_clock_now, is_probe
-from vx.watch.targets import ROOT_FILES, SHAPE_NAMES, cache_dirs, fallback, from_plan
+from vx.watch.route import route_event, wanted_slots
+from vx.watch.targets import cache_dirs, fallback, from_plan
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
 DEBOUNCE_S = 0.15
 LONGEST_WAIT_S = 1.0
 _IDLE_S = 0.25
-_OWN_WATCHERS = 8  # projects watched one by one; past this, by their package glob's dir
 _NAMES_SHOWN = 8
 # An initial run refused for these is refused for good: watching would repeat the refusal.
 _FATAL = frozenset(
@@ -296,41 +296,11 @@ class WatchLoop:
         return current is not None and (is_probe(path) or current.rules.ignored(path))
 
     def _place(self, wanted: WatchSet) -> None:
-        """Arm what the set wants and is not armed; drop what it no longer wants.
-
-        Each OS watcher is an inotify instance, and a user gets 128: past a handful of
-        projects, the members under one package glob's directory share one recursive
-        watcher on it, which routes by the project a path belongs to.
-        """
+        """Arm what the set wants and is not armed; drop what it no longer wants, and what
+        watches a directory that was removed (and maybe made again)."""
         if self._pool is None:
             return
-        want: dict[tuple[str, str], bool] = {}
-        shared: set[str] = set()
-        if wanted.wide:
-            want[("wide", wanted.root)] = True
-        else:
-            grouped = len(wanted.watched) > _OWN_WATCHERS
-            for project in wanted.watched:
-                base = os.path.dirname(project.dir)
-                if grouped and base in wanted.bases:
-                    shared.add(base)
-                    want[("members", base)] = True
-                else:
-                    want[("project", project.dir)] = True
-            want[("root", wanted.root)] = False
-        for base in wanted.bases:
-            if base in shared:
-                continue
-            want[("base", base)] = False
-            if not wanted.wide:
-                for entry in _entries(base):  # a member dir not (yet) a project: its manifest
-                    if not any(p.dir == entry for p in wanted.projects):
-                        want[("pending", entry)] = False
-        for path in wanted.imports:
-            directory = _nearest_dir(os.path.dirname(path))
-            if wanted.wide or directory == wanted.root:
-                continue  # heard already: one watch per directory, or watchdog shares it
-            want.setdefault(("imports", directory), False)
+        want = wanted_slots(wanted)
         for key in [k for k in self._slots if k not in want or self._slots[k].stale()]:
             self._pool.drop(self._slots.pop(key))
         for key, recursive in want.items():
@@ -348,7 +318,7 @@ class WatchLoop:
             current = self._set
             if current is None or is_probe(path) or current.rules.ignored(path):
                 return
-            heard = _route(current, role, directory, path)
+            heard = route_event(current, role, directory, path)
             if heard is not None:
                 label, shape = heard
                 self._queue.put(_Heard(path, label, shape, self.clock()))
@@ -479,76 +449,6 @@ def _during(sink: Callable[[Event], None], loop: WatchLoop) -> Callable[[Event],
         sink(event)
 
     return forward
-
-
-def _route(current: WatchSet, role: str, directory: str, path: str) -> tuple[str, bool] | None:
-    """The label an event is queued under and whether it can change the set; None drops it."""
-    name = os.path.basename(path)
-    rel = current.rules.relative(path)
-    if rel is None:
-        return None
-    shape = name in SHAPE_NAMES or path in current.imports
-    if path == directory or path in current.bases:  # a watched dir itself came or went
-        return f"// {rel}", True
-    if path in current.imports:
-        return f"// {rel}", True
-    if role == "root":
-        if os.path.dirname(path) != directory or name not in ROOT_FILES:
-            return None
-        return f"// {rel}", shape
-    if role == "imports":
-        return None  # only the imported files themselves, above
-    if role == "base":
-        if os.path.dirname(path) != directory:
-            return None
-        if name.startswith(".") and name != ".gitignore":
-            return None
-        return f"// {rel}", True
-    if role == "pending":
-        return f"// {rel}", True
-    if role == "members" and os.path.dirname(path) == directory:
-        if name.startswith(".") and name != ".gitignore":
-            return None
-        return f"// {rel}", True
-    owner = current.owner(path)
-    if role in ("project", "members"):
-        watched = owner is not None and any(p.dir == owner.dir for p in current.watched)
-        if owner is None or not watched:
-            return None
-        return f"{owner.name} {os.path.relpath(path, owner.dir)}", shape
-    # the wide root watcher: keep only what a key can see
-    if owner is not None:
-        return f"{owner.name} {os.path.relpath(path, owner.dir)}", shape
-    if "/" not in rel and name in ROOT_FILES:
-        return f"// {rel}", shape
-    if any(os.path.dirname(path) == b for b in current.bases):
-        return f"// {rel}", True
-    if current.wide_globs is None or current.wide_globs.match(rel):
-        return f"// {rel}", shape
-    return None
-
-
-def _entries(base: str) -> list[str]:
-    """The member-like directories under a package glob's base."""
-    try:
-        return sorted(
-            e.path
-            for e in os.scandir(base)
-            if e.is_dir() and not e.name.startswith(".") and e.name != "node_modules"
-        )
-    except OSError:
-        return []
-
-
-def _nearest_dir(path: str) -> str:
-    """`path`, or its nearest ancestor that exists: a removed directory is heard from above."""
-    current = path
-    while current and not os.path.isdir(current):
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
-    return current
 
 
 def _nothing_affected(plan: RunPlan) -> str | None:

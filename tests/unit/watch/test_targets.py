@@ -8,7 +8,7 @@ from tests.e2e.runws import tree
 
 from vx.run.prepare import RunOptions, select_plan
 from vx.util.globs import compile_globs
-from vx.watch.loop import _route
+from vx.watch.route import route_event
 from vx.watch.targets import from_plan, member_bases
 
 
@@ -49,7 +49,7 @@ def test_the_set_is_what_a_cycle_can_run(watched):
 )
 def test_routes(watched, role, where, path, label):
     ws, wanted = watched
-    heard = _route(wanted, role, str(ws / where), str(ws / path))
+    heard = route_event(wanted, role, str(ws / where), str(ws / path))
     assert (heard[0] if heard else None) == label
 
 
@@ -66,7 +66,7 @@ def test_routes(watched, role, where, path, label):
 def test_the_wide_watcher_keeps_only_what_a_key_can_see(watched, path, label):
     ws, wanted = watched
     wide = wanted._replace(wide=True, wide_globs=compile_globs(["shared/*.txt"]))
-    heard = _route(wide, "wide", str(ws), str(ws / path))
+    heard = route_event(wide, "wide", str(ws), str(ws / path))
     assert (heard[0] if heard else None) == label
 
 
