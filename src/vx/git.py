@@ -17,7 +17,7 @@ from vx.errors import ErrorCode, UserError
 
 if TYPE_CHECKING:
     import subprocess
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
 # Fixed so that output never depends on the user's locale, pager or a lock another git holds:
 # GIT_OPTIONAL_LOCKS=0 keeps `git status` from rewriting the index behind an editor's back.
@@ -274,6 +274,37 @@ def try_commit(root: Path, ref: str, *, env: Mapping[str, str] | None = None) ->
 def is_shallow(root: Path, *, env: Mapping[str, str] | None = None) -> bool:
     """Whether the clone holding `root` is shallow (CI's one-commit checkout)."""
     return _locate(root, env).shallow
+
+
+def check_ignore(
+    root: Path, paths: Iterable[str], *, env: Mapping[str, str] | None = None
+) -> frozenset[str]:
+    """Which of the root-relative `paths` git ignores, in one `git check-ignore --stdin` call.
+
+    A tracked path is never ignored (git's own rule, without `--no-index`); outside a work
+    tree, or when git cannot answer, nothing is.
+    """
+    asked = [p for p in paths if p]
+    if not asked:
+        return frozenset()
+    import subprocess  # as `_git`: only a caller that asks pays for it
+
+    base = os.environ if env is None else env
+    feed = b"".join(os.fsencode(p) + b"\0" for p in asked)
+    try:
+        proc = subprocess.run(
+            ["git", "--no-pager", "check-ignore", "--stdin", "-z"],
+            cwd=root,
+            env={**base, **_PINNED_ENV},
+            input=feed,
+            capture_output=True,
+            check=False,
+        )
+    except OSError:
+        return frozenset()
+    if proc.returncode not in (0, 1):
+        return frozenset()
+    return frozenset(os.fsdecode(p) for p in proc.stdout.split(b"\0") if p)
 
 
 def show_file(

@@ -395,11 +395,38 @@ def _tag(text: str) -> tuple[str, str]:
     return key, value
 
 
-def execute(settings: RunSettings, streams: Streams) -> int:
-    """Hand the run to the engine, render its events as they come, die of a stop signal."""
+def make_renderer(settings: RunSettings, streams: Streams) -> Renderer:
+    """The renderer a run's events go to, as the flags, CI and the terminal decide it.
+
+    `vx watch` makes one per cycle through here, so its cycles look like `vx run`'s.
+    """
     from vx import __version__
     from vx.output.console import Console
     from vx.output.render import Flow, OutputLogs, Renderer, RenderSettings
+
+    env = settings.env
+    json_out = settings.format is OutputFormat.JSON
+    out = Console.for_stream(streams.err if json_out else streams.out, env=env)
+    err = Console.for_stream(streams.err, env=env)
+    ci = env.get("CI", "").strip().lower() not in ("", "0", "false")
+    flow = Flow.CI if ci else (Flow.BROAD if settings.all else Flow.FOCUSED)
+    gha = env.get("GITHUB_ACTIONS", "").strip().lower() not in ("", "0", "false")
+    return Renderer(
+        out,
+        err,
+        RenderSettings(
+            flow=flow,
+            version=__version__,
+            output_logs=OutputLogs(settings.output_logs) if settings.output_logs else None,
+            verbosity=settings.verbosity,
+            github_actions=gha,
+        ),
+    )
+
+
+def execute(settings: RunSettings, streams: Streams) -> int:
+    """Hand the run to the engine, render its events as they come, die of a stop signal."""
+    from vx.output.console import Console
     from vx.run.prepare import run
 
     env = settings.env
@@ -412,22 +439,8 @@ def execute(settings: RunSettings, streams: Streams) -> int:
             pick=lambda ws, cwd: _pick(ws, cwd, json_out=wants_json, streams=streams)
         )
         return plan_and_print(planning, settings, streams)
-    out = Console.for_stream(streams.err if json_out else streams.out, env=env)
     err = Console.for_stream(streams.err, env=env)
-    ci = env.get("CI", "").strip().lower() not in ("", "0", "false")
-    flow = Flow.CI if ci else (Flow.BROAD if settings.all else Flow.FOCUSED)
-    gha = env.get("GITHUB_ACTIONS", "").strip().lower() not in ("", "0", "false")
-    renderer = Renderer(
-        out,
-        err,
-        RenderSettings(
-            flow=flow,
-            version=__version__,
-            output_logs=OutputLogs(settings.output_logs) if settings.output_logs else None,
-            verbosity=settings.verbosity,
-            github_actions=gha,
-        ),
-    )
+    renderer = make_renderer(settings, streams)
     options = settings.options._replace(
         tick=lambda: renderer.tick(time.monotonic()),
         pick=lambda ws, cwd: _pick(ws, cwd, json_out=json_out, streams=streams),

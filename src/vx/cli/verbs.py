@@ -42,6 +42,12 @@ VERBS: tuple[Verb, ...] = (
         "run tasks in dependency order, in parallel",
     ),
     Verb(
+        "watch",
+        "vx.cli.watch",
+        ("vx watch [OPTIONS] TASK [-- forwarded-args...]",),
+        "run a task, then again on every edit to the projects it can reach",
+    ),
+    Verb(
         "show",
         "vx.cli.show",
         (

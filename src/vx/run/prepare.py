@@ -31,13 +31,14 @@ if TYPE_CHECKING:
     from vx.run.outcome import RunOutcome
     from vx.run.plan import RunPlan
     from vx.run.remotecache import LayeredCache
+    from vx.run.servers import HeldServers
     from vx.run.session import RunSession
     from vx.util.stopwatch import Stopwatch
     from vx.workspace.model import Workspace
 
     Sink = Callable[[Event], None]
 
-__all__ = ["PreparedRun", "RunOptions", "plan_run", "prepare_run", "run"]
+__all__ = ["PreparedRun", "RunOptions", "plan_run", "prepare_run", "run", "select_plan"]
 
 _LARGEST_TIMER_MS = 2**31 - 1
 
@@ -57,6 +58,8 @@ class RunOptions(NamedTuple):
     `env` is the environment keys and tasks see (the process's when None). `tick` is called
     regularly while tasks run, for a live display. `command` is what the history records.
     `frozen` loads project configs from vx-lock.json instead of evaluating them.
+    `keep_servers`, when given, is handed the requested servers that became ready, still
+    running, and the run returns instead of holding them (`vx watch` keeps them across cycles).
     """
 
     tasks: tuple[str, ...] = ()
@@ -85,6 +88,7 @@ class RunOptions(NamedTuple):
     timing: bool = False
     warm: bool = True
     frozen: bool = False
+    keep_servers: Callable[[HeldServers], None] | None = None
 
 
 class PreparedRun(NamedTuple):
@@ -174,6 +178,13 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
             index.close()
     watch.mark("git, keys, predict")
     return planned
+
+
+def select_plan(options: RunOptions) -> RunPlan:
+    """Load the workspace, select and build the graph, as a run would; no keys, no git."""
+    from vx.util.stopwatch import Stopwatch
+
+    return _plan(options, Stopwatch())[0]
 
 
 def _history(
@@ -607,14 +618,18 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
         if options.timing:
             emit(Notice(prepared.watch.table().rstrip("\n")))
         session.finish(outcome)
-        if session.held_servers():
+        if session.held_servers() and options.keep_servers is not None:
+            options.keep_servers(session.hand_over())
+        elif session.held_servers():
             outcome = _hold(session, outcome, emit)
             _rerecord(prepared, outcome)
         elif _may_replay(options) and not prepared.telemetry:  # a replay would skip telemetry
             from vx.run.warm import remember
 
             remember(prepared, outcome)
-    return outcome._replace(plan=plan)
+    # A stop signal that landed after the verdict (between the footer and the session's end)
+    # is still one the caller must honour.
+    return outcome._replace(plan=plan, signal=outcome.signal or session.signals.signal)
 
 
 def _hold(session: RunSession, outcome: RunOutcome, emit: Sink) -> RunOutcome:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from vx.ids import TaskId
     from vx.run.process import ProcessHandle, ProcessResult
+    from vx.run.registry import ProcessRegistry
 
 
 @dataclass
@@ -63,3 +64,43 @@ class Servers:
         for server in up:
             server.exited.wait()
         return up
+
+    def release(self, servers: list[Server]) -> None:
+        """Forget `servers`: a caller that keeps them running owns their stopping now."""
+        with self._lock:
+            self._all = [s for s in self._all if s not in servers]
+
+
+class HeldServers:
+    """Ready servers a finished run handed over still running, with the registry they live in.
+
+    `vx watch` keeps a dev server across cycles: the run that started it ends, and these (and
+    the registry's lifeline, which still kills them should vx be SIGKILLed) outlive it until
+    `stop`.
+    """
+
+    def __init__(self, servers: list[Server], registry: ProcessRegistry, grace_ms: int) -> None:
+        self.servers = tuple(servers)
+        self._registry = registry
+        self._grace_ms = grace_ms
+        self._stopped = False
+
+    def dead(self) -> list[Server]:
+        """The held servers whose process has exited."""
+        return [s for s in self.servers if s.exited.is_set()]
+
+    def stop(self, signo: int | None = None) -> None:
+        """End every held server: signo first when given (what stopped vx), else straight to
+        SIGTERM; SIGKILL after the grace; then close the registry, reaping what they left."""
+        if self._stopped:
+            return
+        self._stopped = True
+        if signo is not None:
+            self._registry.signal_all(signo)
+            for server in self.servers:
+                server.exited.wait(self._grace_ms / 1000)
+        for server in self.servers:
+            server.handle.terminate(self._grace_ms)
+        for server in self.servers:
+            server.exited.wait()
+        self._registry.close(self._grace_ms)

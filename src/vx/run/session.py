@@ -22,7 +22,7 @@ from vx.run.executor import Executor
 from vx.run.outcome import RunOutcome
 from vx.run.registry import ProcessRegistry
 from vx.run.scheduler import ContinueMode, Lanes, NodeKind, Schedule, run_schedule
-from vx.run.servers import Servers
+from vx.run.servers import HeldServers, Servers
 from vx.run.signals import RunSignals
 from vx.util.uuid7 import uuid7
 
@@ -86,6 +86,7 @@ class RunSession:
         )
         self._started_at = wall()
         self._t0 = clock()
+        self._handed_over = False
 
     def __enter__(self) -> Self:
         self.signals.__enter__()
@@ -94,7 +95,8 @@ class RunSession:
     def __exit__(self, *exc: object) -> None:
         self.servers.stop_all(self.options.kill_grace_ms)
         self.signals.__exit__(None, None, None)
-        self.registry.close(self.options.kill_grace_ms)
+        if not self._handed_over:  # else the held servers' owner closes it once they stop
+            self.registry.close(self.options.kill_grace_ms)
 
     def _emit(self, event: Event) -> None:
         with self._lock:
@@ -259,6 +261,13 @@ class RunSession:
         if self.signals.signal is not None or (self._failed() and not self._keeps_going()):
             return []
         return [s.id for s in self.servers.ready() if s.requested and not s.exited.is_set()]
+
+    def hand_over(self) -> HeldServers:
+        """Give the requested ready servers to the caller, running, instead of holding them."""
+        kept = [s for s in self.servers.ready() if s.requested and not s.exited.is_set()]
+        self.servers.release(kept)
+        self._handed_over = True
+        return HeldServers(kept, self.registry, self.options.kill_grace_ms)
 
     def hold(self) -> tuple[TaskId, int, int] | None:
         """Wait until the first requested server exits (or a stop signal); stop the rest.

@@ -1,3 +1,3 @@
-"""The watch loop."""
+"""`vx watch`: watchers that prove delivery, the path and state judgement, and the loop."""
 
 __all__: list[str] = []
