@@ -180,7 +180,12 @@ def _file_components(
     if inputs.files is None:
         outputs = compile_globs(cache.outputs.files)
         ws_outputs = compile_globs(cache.outputs.workspace_files)
-        chosen = [p for p in local if not outputs.match(p[strip:]) and not ws_outputs.match(p)]
+        own = _runner_files(base)
+        chosen = [
+            p
+            for p in local
+            if p not in own and not outputs.match(p[strip:]) and not ws_outputs.match(p)
+        ]
     else:
         wanted = compile_globs(inputs.files)
         chosen = [p for p in local if wanted.match(p[strip:])]
@@ -192,6 +197,19 @@ def _file_components(
         if found is not None:
             out.append(KeyComponent(Kind.FILE, path, found))
     return out
+
+
+_CONFIG_FILES = ("vx.config.json", "vx.config.toml", "vx.config.py")
+_WORKSPACE_FILES = ("vx.workspace.json", "vx.workspace.toml", "vx.workspace.py")
+
+
+def _runner_files(base: str) -> frozenset[str]:
+    """The project's own vx config (and the root's workspace config), left out of its default
+    inputs: what they say reaches the key as the `config` component, so a comment, a format
+    change or `vx migrate` writing them moves no key."""
+    if base == ".":
+        return frozenset((*_CONFIG_FILES, *_WORKSPACE_FILES))
+    return frozenset(f"{base}/{name}" for name in _CONFIG_FILES)
 
 
 def _workspace_paths(patterns: Sequence[str], files: FileTable) -> list[str]:
