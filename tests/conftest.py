@@ -114,6 +114,8 @@ def base_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("VX_", "GITHUB_", "FORCE_COLOR", "NO_COLOR", "CI"))
+        # every vx the suite starts compiles ~190 modules again without its bytecode cache
+        and k != "PYTHONDONTWRITEBYTECODE"
     }
     env.update(GIT_ENV)
     if extra:
