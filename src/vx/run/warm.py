@@ -657,8 +657,9 @@ def selection_refs(options: RunOptions, configured_base: str | None) -> list[str
     ref that appears later (a fetched `origin/HEAD`) changes the choice, and shows up here as a
     line that is no longer `missing`.
     """
+    if options.affected is None and not any("[" in text for text in options.filters):
+        return []  # no ref to read: nothing to import either
     from vx.errors import UserError
-    from vx.workspace.affected import default_bases
     from vx.workspace.changes import check_ref
     from vx.workspace.filter import parse_filter
 
@@ -672,6 +673,8 @@ def selection_refs(options: RunOptions, configured_base: str | None) -> list[str
             if options.affected.strip():
                 texts.append(check_ref(options.affected, what="--affected").ref)
             else:
+                from vx.workspace.affected import default_bases
+
                 texts.extend(default_bases(configured_base, options.ci_bases))
     except UserError:
         return None
