@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, NamedTuple
 
+from vx.cache.inputs import WORKSPACE_FILES
 from vx.util.globs import compile_globs, has_magic, normalize
 from vx.watch.judge import PathRules, TaskFiles, rebase
 
@@ -27,16 +28,7 @@ if TYPE_CHECKING:
 # Root files whose edit re-keys every task (the workspace fingerprint) or shapes every run.
 ROOT_FILES = frozenset(
     {
-        "package-lock.json",
-        "pnpm-lock.yaml",
-        "yarn.lock",
-        "bun.lock",
-        "bun.lockb",
-        "uv.lock",
-        "pnpm-workspace.yaml",
-        ".npmrc",
-        ".yarnrc.yml",
-        "bunfig.toml",
+        *WORKSPACE_FILES,
         ".gitignore",
         "package.json",
         "pyproject.toml",
