@@ -52,6 +52,9 @@ def _npm_env(home: Path) -> dict[str, str]:
             "npm_config_store_dir": str(home / "pnpm-store"),
             "BUN_INSTALL_CACHE_DIR": str(home / "bun-cache"),
             "COREPACK_ENABLE_STRICT": "0",
+            # CI machines set CI=true, which makes Yarn 4 (and pnpm, which the tests tell with
+            # --no-frozen-lockfile) install frozen; a test that wants that says so by flag.
+            "YARN_ENABLE_IMMUTABLE_INSTALLS": "false",
         }
     )
     return env

@@ -35,8 +35,8 @@ BUILD = {
 # manager → (lockfile, how a member names another, install argv)
 CASES: dict[str, tuple[str, str, list[str]]] = {
     "npm": ("package-lock.json", "1.0.0", ["install"]),
-    "pnpm8": ("pnpm-lock.yaml", "workspace:*", ["install"]),
-    "pnpm9": ("pnpm-lock.yaml", "workspace:*", ["install"]),
+    "pnpm8": ("pnpm-lock.yaml", "workspace:*", ["install", "--no-frozen-lockfile"]),
+    "pnpm9": ("pnpm-lock.yaml", "workspace:*", ["install", "--no-frozen-lockfile"]),
     "yarn1": ("yarn.lock", "1.0.0", ["install", "--no-progress"]),
     "yarn4": ("yarn.lock", "workspace:*", ["install"]),
     "bun": ("bun.lock", "workspace:*", ["install"]),
