@@ -504,6 +504,31 @@ class Index:
             return None
         return Entry(key, *fields)
 
+    def readable_entries(self, keys: Sequence[str]) -> set[str]:
+        """Which of `keys` have an entry `get_entry` would return, in a few queries; for a plan,
+        which writes nothing, so a rotten row is only left out, not dropped."""
+        if self.off is not None:
+            return set()
+        out: set[str] = set()
+        try:
+            conn = self._conn()
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                sql = (
+                    "SELECT key, project, task, size, digest, manifest, created_at,"  # noqa: S608
+                    " last_used_at, duration_ms, cpu_ms, peak_rss_bytes FROM entries"
+                    f" WHERE key IN ({marks})"
+                )
+                out.update(
+                    str(row[0])
+                    for row in conn.execute(sql, chunk)
+                    if entry_from_row(row[1:]) is not None
+                )
+        except sqlite3.DatabaseError:
+            return set()  # a read that fails answers miss, as `get_entry` does
+        return out
+
     def put_entry(
         self,
         key: str,

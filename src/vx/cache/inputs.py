@@ -13,6 +13,7 @@ Upstream keys are passed in by the caller; this module never walks the graph.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import PurePosixPath
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -220,19 +221,46 @@ def _workspace_paths(patterns: Sequence[str], files: FileTable) -> list[str]:
     return [p for p in candidates if matcher.match(p)]
 
 
-def files_dir(ws: Workspace, project: Project, *, real_root: str | None = None) -> str:
+def files_dir(
+    ws: Workspace,
+    project: Project,
+    *,
+    real_root: str | None = None,
+    parents: dict[str, str] | None = None,
+) -> str:
     """The project's directory as git names its files: a member linked from elsewhere under the
     root is read where it really lives, since git lists the files there and not by the link.
 
-    `real_root` is the root's realpath, when the caller has it already (once per run).
+    `real_root` is the root's realpath, when the caller has it already (once per run);
+    `parents` keeps resolved parent directories between calls, so a thousand members under
+    `packages/` cost one `lstat` each rather than a walk of every path component.
     """
     root = real_root if real_root is not None else os.path.realpath(ws.root)
-    real = os.path.realpath(ws.root / project.rel_dir)
+    where = os.path.join(ws.root, project.rel_dir)  # noqa: PTH118
+    real = os.path.realpath(where) if parents is None else _real_path(where, parents)
     if real == root:
         return "."
     if real.startswith(root + os.sep):
         return PurePosixPath(os.path.relpath(real, root)).as_posix()
     return project.rel_dir
+
+
+def _real_path(path: str, parents: dict[str, str]) -> str:
+    """`os.path.realpath(path)`, resolving its parent once per parent: only the last step is
+    checked for a link here."""
+    parent, name = os.path.split(path)
+    if not name or name in (".", ".."):
+        return os.path.realpath(path)
+    real_parent = parents.get(parent)
+    if real_parent is None:
+        real_parent = parents[parent] = os.path.realpath(parent)
+    joined = os.path.join(real_parent, name)  # noqa: PTH118
+    try:
+        if not stat.S_ISLNK(os.lstat(joined).st_mode):
+            return joined
+    except OSError:
+        pass  # absent: realpath answers for it as it would
+    return os.path.realpath(path)
 
 
 def _nested_dirs(

@@ -44,6 +44,7 @@ class Kind(StrEnum):
 
 _RANK = {kind: rank for rank, kind in enumerate(Kind)}
 _ORDERED = frozenset({Kind.FORWARD})
+_LENGTH = struct.Struct(">I")
 
 
 class KeyComponent(NamedTuple):
@@ -70,13 +71,18 @@ def canonical(components: Iterable[KeyComponent]) -> tuple[KeyComponent, ...]:
 
 def derive_key(components: Iterable[KeyComponent]) -> str:
     """The 16-hex key of `components`; they must include `format_component()` exactly once."""
-    ordered = canonical(components)
+    return hash_canonical(canonical(components))
+
+
+def hash_canonical(ordered: tuple[KeyComponent, ...]) -> str:
+    """`derive_key` of components already in `canonical` order (as `task_components` returns
+    them), without sorting them a second time: a plan of a thousand tasks keys each once."""
     if not ordered or ordered[0] != format_component() or ordered[1:2] == ordered[:1]:
         msg = f"a key must fold the format version {KEY_FORMAT_VERSION!r} once, first"
         raise ValueError(msg)
     seen: set[tuple[Kind, str]] = set()
-    hasher = xxhash.xxh3_64()
-    hasher.update(struct.pack(">I", len(ordered)))
+    pack = _LENGTH.pack
+    buffer = bytearray(pack(len(ordered)))
     for component in ordered:
         if component.kind not in _ORDERED:
             slot = (component.kind, component.name)
@@ -86,9 +92,9 @@ def derive_key(components: Iterable[KeyComponent]) -> str:
             seen.add(slot)
         for part in (component.kind.value, component.name, component.digest):
             raw = part.encode("utf-8", "surrogateescape")
-            hasher.update(struct.pack(">I", len(raw)))
-            hasher.update(raw)
-    return str(hasher.hexdigest())
+            buffer += pack(len(raw))
+            buffer += raw
+    return str(xxhash.xxh3_64_hexdigest(bytes(buffer)))
 
 
 def digest_bytes(data: bytes) -> str:

@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from vx.cache.inputs import files_dir, task_components, workspace_fingerprint
-from vx.cache.key import derive_key
+from vx.cache.key import hash_canonical
 from vx.cache.lockkeys import lockfile_keys
 from vx.cache.outputs import check_own_files, prefixes_overlap
 from vx.errors import ErrorCode, UserError
@@ -62,6 +62,7 @@ def derive_keys(
     nested = nested_dirs(ws)
     bases: dict[str, str] = {}
     real_root = os.path.realpath(ws.root)
+    parents: dict[str, str] = {}
     keys: dict[TaskId, str] = {}
     components: dict[TaskId, tuple[KeyComponent, ...]] = {}
     for tid in plan.order:
@@ -69,7 +70,9 @@ def derive_keys(
         deps = graph.deps[tid]
         base = bases.get(node.project.name)
         if base is None:
-            base = bases[node.project.name] = files_dir(ws, node.project, real_root=real_root)
+            base = bases[node.project.name] = files_dir(
+                ws, node.project, real_root=real_root, parents=parents
+            )
         members = {
             str(d): tuple(str(m) for m in graph.real_deps(d)) for d in deps if graph.is_group(d)
         }
@@ -89,7 +92,7 @@ def derive_keys(
             lockfile=locks.components.get(node.project.name, ()),
         )
         components[tid] = found
-        keys[tid] = derive_key(found)
+        keys[tid] = hash_canonical(found)
     return KeySet(MappingProxyType(keys), MappingProxyType(components), locks.notes)
 
 

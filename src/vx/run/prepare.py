@@ -170,7 +170,7 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
             plan,
             keys,
             axes,
-            has_entry=lambda key: index is not None and index.get_entry(key) is not None,
+            has_entry=_entries(index, keys).__contains__,
             history=history,
         )
     finally:
@@ -178,6 +178,11 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
             index.close()
     watch.mark("git, keys, predict")
     return planned
+
+
+def _entries(index: Index | None, keys: KeySet) -> set[str]:
+    """The plan's keys the index holds an entry for, looked up together, not task by task."""
+    return set() if index is None else index.readable_entries(list(set(keys.keys.values())))
 
 
 def select_plan(options: RunOptions) -> RunPlan:

@@ -56,8 +56,14 @@ _DEFINED: ContextVar[list[tuple[str, dict[str, Any]]] | None] = ContextVar(
 
 def find_config(directory: Path, stem: str, *, root: Path | None = None) -> Path | None:
     """The one `<stem>.json|.toml|.py` in `directory`; two spellings side by side are refused."""
-    found = [directory / f"{stem}{suffix}" for suffix in SUFFIXES]
-    found = [path for path in found if path.is_file()]
+    base = os.fspath(directory)
+    # os.path on strings: this runs for every project of every run, and pathlib's objects
+    # cost more than the three stats themselves.
+    found = [
+        Path(name)
+        for suffix in SUFFIXES
+        if os.path.isfile(name := os.path.join(base, stem + suffix))  # noqa: PTH113, PTH118
+    ]
     if len(found) > 1:
         first, *others = (display_path(path, root) for path in found)
         verb = "is" if len(others) == 1 else "are"

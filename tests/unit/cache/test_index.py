@@ -356,6 +356,18 @@ def test_a_rotten_entry_row_is_a_miss_and_is_dropped(tmp_path: Path, rot: str) -
     assert _count(tmp_path, "entry_stdout", keys[1]) == 0
 
 
+@pytest.mark.parametrize("rot", ["size = -1", "manifest = '{}'", "digest = NULL", "cpu_ms = x'00'"])
+def test_a_plan_reads_entries_together_as_get_entry_would_and_drops_nothing(
+    tmp_path: Path, rot: str
+) -> None:
+    keys = _saved(tmp_path)
+    _sql(tmp_path, *UNCHECKED, f"UPDATE entries SET {rot} WHERE key = '{keys[1]}'")  # noqa: S608
+    index = open_index(tmp_path)
+    assert index.readable_entries([*keys, "0" * 16]) == {keys[0], keys[2]}
+    index.close()
+    assert _count(tmp_path, "entries", keys[1]) == 1
+
+
 @pytest.mark.parametrize(
     "rot",
     [
