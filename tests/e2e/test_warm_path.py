@@ -7,10 +7,11 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from typing import TYPE_CHECKING
 
 import pytest
-from tests.conftest import git, run_vx
+from tests.conftest import base_env, git, run_vx
 from tests.e2e.runws import tree
 
 if TYPE_CHECKING:
@@ -281,6 +282,30 @@ def test_all_hit_run_imports(warmed) -> None:
     }
     assert not loaded & forbidden, sorted(loaded & forbidden)
     assert "vx.run.warm" in loaded
+
+
+def test_a_replayed_restore_imports_no_dataclasses(warmed) -> None:
+    """A restore is a few syscalls per output: `dataclasses` (with `inspect` and `ast`) or
+    `tempfile` (with `random`) would cost more than restoring a small task."""
+    ws, home = warmed
+    for pkg in ("a", "b"):
+        shutil.rmtree(ws / "packages" / pkg / "dist")
+    env = {"VX_TIMING": "1", "PYTHONPROFILEIMPORTTIME": "1"}
+    result = run_vx(["run", "build", "--all"], ws, env=env, home=home).assert_ok()
+    assert WARM in result.err
+    assert (ws / "packages/b/dist/out.txt").is_file()
+    loaded = set(re.findall(r"\|\s+(\S+)\s*$", result.err, re.MULTILINE))
+    assert "vx.cache.archive" in loaded
+    site = subprocess.run(  # what the interpreter loads on its own (a .pth may load tempfile)
+        [sys.executable, "-X", "importtime", "-c", "pass"],
+        env=base_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    loaded -= set(re.findall(r"\|\s+(\S+)\s*$", site.stderr, re.MULTILINE))
+    forbidden = {"dataclasses", "inspect", "ast", "tempfile", "random", "asyncio", "subprocess"}
+    assert not loaded & forbidden, sorted(loaded & forbidden)
 
 
 def test_a_snapshot_is_never_taken_mid_edit(workspace, tmp_path: Path) -> None:

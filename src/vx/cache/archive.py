@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 import stat
 import tarfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Self, cast
+from typing import IO, TYPE_CHECKING, NamedTuple, Self, cast
 
 import xxhash
 import zstandard
@@ -37,8 +36,7 @@ _MAX_LINK_HOPS = 40
 _LEVEL = 3
 
 
-@dataclass(frozen=True, slots=True)
-class Described:
+class Described(NamedTuple):
     """An artifact read whole: enough to index it again when its row is gone."""
 
     info: ArtifactInfo

@@ -8,7 +8,6 @@ import os
 import re
 import stat
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import xxhash
@@ -46,12 +45,19 @@ class SaveFailed(Exception):  # noqa: N818  it reads as what happened to the sav
         self.reason = reason
 
 
-@dataclass(frozen=True, slots=True)
 class Store:
-    """The artifact half of the cache; `cache.index` holds the rows that point here."""
+    """The artifact half of the cache; `cache.index` holds the rows that point here.
 
-    directory: Path
-    clock: Callable[[], float] = field(default=time.time)
+    A `__slots__` class set once in `__init__`, not a frozen dataclass: a restore imports this
+    module, and `dataclasses` (with `inspect` and `ast` behind it) would cost it more than
+    the restore of a small task.
+    """
+
+    __slots__ = ("clock", "directory")
+
+    def __init__(self, directory: Path, clock: Callable[[], float] = time.time) -> None:
+        self.directory = directory
+        self.clock = clock
 
     def artifact(self, key: str) -> Path:
         if not _KEY.fullmatch(key):

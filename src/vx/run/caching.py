@@ -7,9 +7,8 @@ them from the local store.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -26,8 +25,7 @@ class RestoreResult(StrEnum):
     CORRUPT = "corrupt"  # treated as a miss; the entry is dropped
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
+class Hit(NamedTuple):
     """A usable entry for a task's key, with what its producing run recorded."""
 
     key: str
@@ -37,8 +35,7 @@ class Hit:
     remote: bool = False  # the entry came from the remote layer this run
 
 
-@dataclass(frozen=True, slots=True)
-class Produced:
+class Produced(NamedTuple):
     """What an executed task hands the cache to keep."""
 
     log: Sequence[tuple[Stream, str]]

@@ -5,12 +5,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import tempfile
-from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
 TEMP_MARKER = ".tmp-"
 """Between a target's name and the random part of its temp: `<name>.tmp-<random>`."""
@@ -50,8 +49,7 @@ def write_temp(
     Writing every file of a change first lets a caller give up before touching any target;
     the temp is removed on every failure, an interrupt included.
     """
-    fd, temp_name = tempfile.mkstemp(prefix=path.name + TEMP_MARKER, dir=path.parent)
-    temp = Path(temp_name)
+    fd, temp = _new_temp(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             if callable(data):
@@ -66,6 +64,20 @@ def write_temp(
             temp.unlink()
         raise
     return temp
+
+
+def _new_temp(path: Path) -> tuple[int, Path]:
+    """A new private file `<name>.tmp-<8 hex>` beside `path`, opened for writing, as
+    `mkstemp` would make it; `tempfile` is not used, since it imports `random` and a warm
+    run's one write (its snapshot) would pay for that."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    for _ in range(100):
+        temp = path.parent / f"{path.name}{TEMP_MARKER}{os.urandom(4).hex()}"
+        try:
+            return os.open(temp, flags, 0o600), temp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temp name", str(path.parent))
 
 
 def _replace(temp: Path, path: Path) -> bool:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -177,8 +176,7 @@ def fixed_prefix(pattern: str) -> str:
     return "/".join(literal)
 
 
-@dataclass(frozen=True, slots=True)
-class Matcher:
+class Matcher(NamedTuple):
     """An ordered glob list: the last pattern that matches a path decides, and `!` says no.
 
     So `["dist/**", "!dist/cache/**"]` keeps `dist/a.js` and drops `dist/cache/x`, and a later
