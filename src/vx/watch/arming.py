@@ -106,7 +106,6 @@ class Arming:
         self.place(stopping=stopping)
         if stopping.is_set():
             return
-        self._missed_members(wanted)
         if wanted.wide:
             reason = "a task reads workspaceFiles" if wanted.watched else "no plan yet"
             self._say(f"vx watch: watching the whole workspace ({reason})")
@@ -140,7 +139,8 @@ class Arming:
                     added = True
             pool.prove(stopping=stopping)
             if not added:
-                return
+                break
+        self._missed_members(wanted)
 
     def _missed_members(self, wanted: WatchSet) -> None:
         """A package that landed after the plan read the members and before its watcher was up

@@ -28,8 +28,8 @@ _SKIPPED = "node_modules"
 
 class MemberWatch(NamedTuple):
     """The directories to watch for members: `steps` alone (a partial match, where the next
-    segment may appear), `waiting` alone (a full match with no manifest yet) and `deep` with
-    their trees (a `**` glob's literal prefix)."""
+    segment may appear), `waiting` alone (a full match with no manifest yet, heard whole) and
+    `deep` with their trees (a `**` glob's literal prefix)."""
 
     steps: tuple[str, ...]
     waiting: tuple[str, ...]
@@ -77,7 +77,7 @@ class MemberGlobs(NamedTuple):
                 partial, full = _walk(self.root, segments)
                 steps.update(partial)
                 waiting.update(d for d in full if d not in known and self._selects(d))
-        waiting -= steps
+        steps -= waiting  # its watcher hears both: the manifest, and a child made there
         return MemberWatch(tuple(sorted(steps)), tuple(sorted(waiting)), tuple(sorted(deep)))
 
     def leads(self, rel: str) -> bool:

@@ -83,8 +83,8 @@ def route_event(current: WatchSet, role: str, directory: str, path: str) -> tupl
     if role == "base":
         if os.path.dirname(path) != directory:
             return None
-        if name.startswith(".") and name != ".gitignore":
-            return None
+        if name != ".gitignore" and (name.startswith(".") or os.path.isfile(path)):
+            return None  # a file beside the members is none of them
         return f"// {rel}", True
     if role == "pending":
         return f"// {rel}", True
