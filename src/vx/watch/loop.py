@@ -245,8 +245,11 @@ class WatchLoop:
 
     def _arm_while_waiting(self) -> None:
         """The initial run waits only on a server's readiness: watch from now, so an edit (a
-        fix for a server stuck before ready) is heard and ends the wait."""
-        self.arming.arm(self._select(), stopping=self.stopping)
+        fix for a server stuck before ready) is heard and ends the wait. Without a plan the
+        arm waits for the run's end, as it would have."""
+        plan = self._select()
+        if plan is not None:
+            self.arming.arm(plan, stopping=self.stopping)
 
     # idling and judging
 
