@@ -32,12 +32,15 @@ COMMAND = Command(
             (
                 ("1.", "runs the task as vx run would (same selection, graph and cache)"),
                 ("2.", "watches every project a cycle can run, the root's lockfiles and"),
-                ("", "vx.workspace.*, package glob dirs and files configs import"),
+                ("", "vx.workspace.*, where member globs can add a package (any shape:"),
+                ("", "packages/*, libs/*/pkg, apps/**) and files configs import"),
                 ("3.", "re-runs on each settled edit: 150 ms after the last event, at most"),
                 ("", "1 s after the first; what a run writes itself never starts a cycle"),
                 ("", "(declared outputs, git-ignored files, bytes it left as they were)"),
                 ("4.", "a persistent task (dev server) stays up across cycles; it restarts"),
                 ("", "when its config or forwarded args change, or when it died"),
+                ("5.", "an edit while a cycle waits only on a server's readyWhen line ends"),
+                ("", "the wait: the server is left running and the next cycle starts"),
             ),
         ),
         Section(

@@ -41,7 +41,8 @@ class RunContext:
     """What the executor and scheduler share for one run; the world comes in injected.
 
     `stopping` is set by a stop signal, `halted` by fail-fast (`--continue=never`): either
-    way an in-flight task finishes its attempt and starts no retry.
+    way an in-flight task finishes its attempt and starts no retry. `released` ends the wait
+    for servers not yet ready (`RunOptions.release`).
     """
 
     plan: RunPlan
@@ -54,3 +55,4 @@ class RunContext:
     root: Path
     stopping: threading.Event = field(default_factory=threading.Event)
     halted: threading.Event = field(default_factory=threading.Event)
+    released: threading.Event = field(default_factory=threading.Event)

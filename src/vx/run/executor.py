@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from vx.run.context import RunContext
     from vx.run.plan import PlanNode
     from vx.run.process import ProcessResult, ProcessSpec
+    from vx.run.servers import Server
     from vx.workspace.model import ExecSpec
 
 _READY_TAIL = 8192  # how much recent output a readyWhen pattern is matched against
@@ -223,6 +224,8 @@ class Executor:
                 server.exited.wait()
                 code = server.result.exit_code if server.result else 130
                 return self._never_ready(tid, "exited", code, started, TaskStatus.ABORTED)
+            if self.ctx.released.is_set():
+                return self._let_go(tid, server, started)
             if deadline is not None and now >= deadline:
                 handle.terminate()
                 server.exited.wait()
@@ -248,6 +251,22 @@ class Executor:
             )
         )
         return Done(Result.OK)
+
+    def _let_go(self, tid: TaskId, server: Server, started: float) -> Done:
+        """Stop waiting for a server not yet ready: it keeps running (its owner stops it), and
+        what depends on it is skipped, since it never said it was ready."""
+        server.let_go = True
+        self.ctx.emit(
+            TaskFinished(
+                tid,
+                TaskStatus.RUNNING,
+                CacheOutcome.NO_CACHE,
+                duration_ms=(self.clock() - started) * 1000,
+                key=self.ctx.cache.key(tid),
+                reason="not ready yet",
+            )
+        )
+        return Done(Result.SKIPPED)
 
     def _never_ready(
         self,

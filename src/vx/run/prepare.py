@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from vx.errors import ErrorCode, UserError
 
 if TYPE_CHECKING:
+    import threading
     from collections.abc import Callable, Mapping
 
     from vx.cache.index import Index
@@ -60,6 +61,10 @@ class RunOptions(NamedTuple):
     `frozen` loads project configs from vx-lock.json instead of evaluating them.
     `keep_servers`, when given, is handed the requested servers that became ready, still
     running, and the run returns instead of holding them (`vx watch` keeps them across cycles).
+    `release`, once set, ends the run's wait for servers that have not printed their
+    `readyWhen` line: each is left running as it is (handed over with the ready ones when
+    requested) and what depends on it does not run (`vx watch` sets it for an edit that
+    should not wait for a server stuck before ready).
     """
 
     tasks: tuple[str, ...] = ()
@@ -89,6 +94,7 @@ class RunOptions(NamedTuple):
     warm: bool = True
     frozen: bool = False
     keep_servers: Callable[[HeldServers], None] | None = None
+    release: threading.Event | None = None
 
 
 class PreparedRun(NamedTuple):
@@ -606,6 +612,7 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
         root=plan.workspace.root,
         tick=options.tick or (lambda: None),
         cache_label=prepared.label,
+        release=options.release,
     )
     with lock, session:
         sweep_staging((plan.workspace.root, *(p.dir for p in plan.workspace.projects)))

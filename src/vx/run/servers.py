@@ -22,6 +22,7 @@ class Server:
     exited: threading.Event = field(default_factory=threading.Event)
     result: ProcessResult | None = None
     ready: bool = False
+    let_go: bool = False  # not ready, and its run stopped waiting for it (RunOptions.release)
 
 
 class Servers:
@@ -50,6 +51,11 @@ class Servers:
         """The servers that became ready, in start order."""
         with self._lock:
             return [s for s in self._all if s.ready]
+
+    def kept(self) -> list[Server]:
+        """The servers a run may hand over: ready, or left running unready when let go."""
+        with self._lock:
+            return [s for s in self._all if s.ready or s.let_go]
 
     def alive(self) -> list[Server]:
         """The servers whose process has not exited."""

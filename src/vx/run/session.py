@@ -56,6 +56,7 @@ class RunSession:
         wall: Callable[[], float] = time.time,
         tick: Callable[[], None] = lambda: None,
         cache_label: str = "local cache",
+        release: threading.Event | None = None,
     ) -> None:
         self.plan = plan
         self.options = options
@@ -83,6 +84,7 @@ class RunSession:
             env=env,
             root=root,
             stopping=self.signals.stopping,
+            released=release if release is not None else threading.Event(),
         )
         self._started_at = wall()
         self._t0 = clock()
@@ -260,11 +262,12 @@ class RunSession:
         """The requested servers that keep vx in the foreground after the summary."""
         if self.signals.signal is not None or (self._failed() and not self._keeps_going()):
             return []
-        return [s.id for s in self.servers.ready() if s.requested and not s.exited.is_set()]
+        return [s.id for s in self.servers.kept() if s.requested and not s.exited.is_set()]
 
     def hand_over(self) -> HeldServers:
-        """Give the requested ready servers to the caller, running, instead of holding them."""
-        kept = [s for s in self.servers.ready() if s.requested and not s.exited.is_set()]
+        """Give the requested ready servers (and those whose wait was let go) to the caller,
+        running, instead of holding them."""
+        kept = [s for s in self.servers.kept() if s.requested and not s.exited.is_set()]
         self.servers.release(kept)
         self._handed_over = True
         return HeldServers(kept, self.registry, self.options.kill_grace_ms)

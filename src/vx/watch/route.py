@@ -2,9 +2,11 @@
 
 A role says what a watcher is for: `project` (one project's tree), `members` (every member
 under a package glob's directory, sharing one watcher), `root` (the root's own files),
-`base` (members coming and going), `pending` (a member dir whose manifest is not there
-yet), `imports` (a directory holding files configs import) and `wide` (the whole tree,
-when a task reads `workspaceFiles`). Routing runs on watcher threads and reads paths only.
+`base` (a directory a member glob leads through: members coming and going), `pending` (a
+member dir whose manifest is not there yet), `deep` (a `**` member glob's base, with its
+tree: only member manifests count), `imports` (a directory holding files configs import)
+and `wide` (the whole tree, when a task reads `workspaceFiles`). Routing runs on watcher
+threads and reads paths only.
 """
 
 from __future__ import annotations
@@ -38,14 +40,17 @@ def wanted_slots(wanted: WatchSet) -> dict[tuple[str, str], bool]:
             else:
                 want[("project", project.dir)] = True
         want[("root", wanted.root)] = False
-    for base in wanted.bases:
-        if base in shared:
-            continue
-        want[("base", base)] = False
+    members = wanted.members
+    if members is not None:
+        found = members.watch(p.dir for p in wanted.projects)
+        for step in found.steps:
+            if step != wanted.root and step not in shared:
+                want[("base", step)] = False
         if not wanted.wide:
-            for entry in _entries(base):  # a member dir not (yet) a project: its manifest
-                if not any(p.dir == entry for p in wanted.projects):
-                    want[("pending", entry)] = False
+            for entry in found.waiting:  # a member dir not (yet) a project: its manifest
+                want.setdefault(("pending", entry), False)
+            for base in found.deep:  # a `**` glob: a member may appear at any depth
+                want[("deep", base)] = True
     for path in wanted.imports:
         directory = _nearest_dir(os.path.dirname(path))
         if wanted.wide or directory == wanted.root:
@@ -66,19 +71,25 @@ def route_event(current: WatchSet, role: str, directory: str, path: str) -> tupl
     if path in current.imports:
         return f"// {rel}", True
     if role == "root":
-        if os.path.dirname(path) != directory or name not in ROOT_FILES:
+        if os.path.dirname(path) != directory:
             return None
-        return f"// {rel}", shape
+        if name in ROOT_FILES:
+            return f"// {rel}", shape
+        if _leads_to_members(current, rel, path):
+            return f"// {rel}", True
+        return None
     if role == "imports":
         return None  # only the imported files themselves, above
     if role == "base":
         if os.path.dirname(path) != directory:
             return None
-        if name.startswith(".") and name != ".gitignore":
-            return None
+        if name != ".gitignore" and (name.startswith(".") or os.path.isfile(path)):
+            return None  # a file beside the members is none of them
         return f"// {rel}", True
     if role == "pending":
         return f"// {rel}", True
+    if role == "deep":
+        return _deep_member(current, path, rel)
     if role == "members" and os.path.dirname(path) == directory:
         if name.startswith(".") and name != ".gitignore":
             return None
@@ -96,21 +107,30 @@ def route_event(current: WatchSet, role: str, directory: str, path: str) -> tupl
         return f"// {rel}", shape
     if any(os.path.dirname(path) == b for b in current.bases):
         return f"// {rel}", True
+    if current.members is not None and current.members.is_member_manifest(path):
+        return f"// {rel}", True
     if current.wide_globs is None or current.wide_globs.match(rel):
         return f"// {rel}", shape
     return None
 
 
-def _entries(base: str) -> list[str]:
-    """The member-like directories under a package glob's base."""
-    try:
-        return sorted(
-            e.path
-            for e in os.scandir(base)
-            if e.is_dir() and not e.name.startswith(".") and e.name != "node_modules"
-        )
-    except OSError:
-        return []
+def _leads_to_members(current: WatchSet, rel: str, path: str) -> bool:
+    """A directory at the root (made or gone) where a member glob starts: `apps` for
+    `apps/**`, before any watcher can be under it."""
+    members = current.members
+    return members is not None and members.leads(rel) and not os.path.isfile(path)
+
+
+def _deep_member(current: WatchSet, path: str, rel: str) -> tuple[str, bool] | None:
+    """Under a `**` glob's base only a member's manifest counts, and not one a watched
+    project's own watcher hears already."""
+    members = current.members
+    if members is None or not members.is_member_manifest(path):
+        return None
+    directory = os.path.dirname(path)
+    if os.path.exists(path) and any(p.dir == directory for p in current.watched):
+        return None
+    return f"// {rel}", True
 
 
 def _nearest_dir(path: str) -> str:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from vx.cache.inputs import WORKSPACE_FILES
 from vx.util.globs import compile_globs, has_magic, normalize
 from vx.watch.judge import PathRules, TaskFiles, rebase
+from vx.watch.members import member_globs
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
     from vx.run.plan import RunPlan
     from vx.util.globs import Matcher
+    from vx.watch.members import MemberGlobs
     from vx.workspace.model import Workspace
 
 # Root files whose edit re-keys every task (the workspace fingerprint) or shapes every run.
@@ -63,6 +65,7 @@ class WatchSet(NamedTuple):
     be made); `wide_globs` are then the root-relative globs, besides project trees and root
     files, whose matches count (`None`: every path does). `workspace_imports` are the files
     the workspace config imported: loaded once per process, an edit to one needs a restart.
+    `members` are the root's member globs, of any shape: where a package can be added.
     """
 
     root: str
@@ -74,6 +77,7 @@ class WatchSet(NamedTuple):
     wide: bool
     wide_globs: Matcher | None
     rules: PathRules
+    members: MemberGlobs | None = None
 
     def owner(self, path: str) -> Project | None:
         """The deepest project holding `path`, watched or not (nested projects own their own)."""
@@ -172,6 +176,7 @@ def from_plan(plan: RunPlan, *, cache: Iterable[str]) -> WatchSet:
         wide=bool(wide_globs),
         wide_globs=compile_globs(wide_globs) if wide_globs else None,
         rules=rules,
+        members=member_globs(ws.root),
     )
 
 
@@ -187,4 +192,5 @@ def fallback(root: Path, *, cache: Iterable[str]) -> WatchSet:
         wide=True,
         wide_globs=None,
         rules=PathRules(str(root), cache_dirs=cache),
+        members=member_globs(root),
     )
