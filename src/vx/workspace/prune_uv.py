@@ -1,0 +1,194 @@
+"""`vx prune` for a uv workspace: the members kept, and the root pyproject.toml and uv.lock cut.
+
+uv checks a `--locked` sync against the pyproject files: the lock's member list, its
+`requires-python` (the intersection of the members') and each member's requirements must
+match them. So the root's `[tool.uv.workspace] members` becomes the kept directories, the
+lock is pruned to them (lockfiles/uv_prune.py) with `requires-python` recomputed, and under
+`production` the kept pyproject files lose their dependency groups, as the lock does.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from vx.errors import ErrorCode, UserError
+from vx.workspace import tomltext
+from vx.workspace.cycles import is_weak_field
+from vx.workspace.lockfiles import uv, uv_prune
+from vx.workspace.lockfiles.model import LockfileError, link_to
+from vx.workspace.manifests import PYPROJECT, normalize_python_name
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from vx.workspace.lockfiles.model import LockGraph
+    from vx.workspace.model import Project, Workspace
+
+_CLAUSE = re.compile(r"\s*(>=|<=|>|<|~=)\s*([0-9]+(?:\.[0-9]+)*)\s*$")
+
+
+class UvPlan(NamedTuple):
+    """What a uv prune keeps and rewrites: project names, root-relative path → bytes, lockfiles."""
+
+    kept: set[str]
+    rendered: dict[str, bytes]
+    lockfiles: tuple[str, ...]
+
+
+def plan(ws: Workspace, chosen: Sequence[Project], *, production: bool) -> UvPlan:
+    """The kept members (the named ones, what they depend on, and the root when uv counts it a
+    member) and the rewritten files."""
+    lock_path = ws.root / uv.NAME
+    lock_text = lock_path.read_text("utf-8") if lock_path.is_file() else None
+    graph: LockGraph | None = None
+    if lock_text is not None:
+        try:
+            graph = uv.read(lock_text)
+        except LockfileError as exc:
+            raise UserError(ErrorCode.CONFIG, f"vx prune: {exc}") from None
+    root = ws.root_project
+    root_text = (ws.root / PYPROJECT).read_text("utf-8")
+    root_is_member = isinstance(_toml(root_text, PYPROJECT).get("project"), dict)
+    seeds = [*chosen, *([root] if root is not None and root_is_member else [])]
+    kept = _subset(ws, seeds, graph, production=production)
+    projects = [p for p in ws.projects if p.name in kept and not p.is_root]
+    dirs = sorted(p.rel_dir for p in projects)
+    rendered: dict[str, bytes] = {}
+    texts = {".": root_text}
+    for project in projects:
+        texts[project.rel_dir] = (ws.root / project.rel_dir / PYPROJECT).read_text("utf-8")
+    if production:
+        for rel_dir, text in texts.items():
+            cut = _without_groups(text, _shown(rel_dir))
+            if cut != text:
+                texts[rel_dir] = cut
+                rendered[_shown(rel_dir)] = cut.encode()
+    rendered[PYPROJECT] = _cut_members(texts["."], dirs).encode()
+    if lock_text is None:
+        return UvPlan(kept, rendered, ())
+    bounds = [_requires_python(t, rel) for rel, t in texts.items() if rel != "." or root_is_member]
+    keep = {".", *dirs}
+    try:
+        pruned = uv_prune.prune_text(
+            lock_text, keep, production=production, requires_python=intersect(bounds)
+        )
+    except LockfileError as exc:
+        raise UserError(ErrorCode.CONFIG, f"vx prune: {exc}") from None
+    rendered[uv.NAME] = pruned.encode()
+    return UvPlan(kept, rendered, (uv.NAME,))
+
+
+def _shown(rel_dir: str) -> str:
+    return PYPROJECT if rel_dir == "." else f"{rel_dir}/{PYPROJECT}"
+
+
+def _toml(text: str, shown: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(ErrorCode.CONFIG, f"{shown}: not valid TOML: {exc}") from None
+
+
+def _subset(
+    ws: Workspace, seeds: Sequence[Project], graph: LockGraph | None, *, production: bool
+) -> set[str]:
+    """The seeds and the members they reach through pyproject and uv.lock edges; with
+    `production`, only through edges something other than a dependency group makes."""
+    by_name = {p.name: p for p in ws.projects}
+    kept = {p.name for p in seeds}
+    todo = list(kept)
+    while todo:
+        owner = by_name[todo.pop()]
+        for dep in ws.package_deps.get(owner.name, ()):
+            if dep in kept or dep not in by_name:
+                continue
+            if production and not _runtime_edge(owner, by_name[dep], graph):
+                continue
+            kept.add(dep)
+            todo.append(dep)
+    return kept
+
+
+def _runtime_edge(owner: Project, dep: Project, graph: LockGraph | None) -> bool:
+    fields = owner.dependency_fields.get(normalize_python_name(dep.name), ())
+    if any(not is_weak_field(f) for f in fields):
+        return True
+    locked = graph.importers.get(owner.rel_dir, {}) if graph is not None else {}
+    return any(d.target == link_to(dep.rel_dir) and not d.dev for d in locked.values())
+
+
+def _cut_members(text: str, dirs: list[str]) -> str:
+    """The root pyproject.toml with `[tool.uv.workspace] members` listing `dirs` only."""
+    cut = tomltext.replace_array(text, "tool.uv.workspace", "members", dirs)
+    found: Any = None
+    if cut is not None:
+        found = _toml(cut, PYPROJECT).get("tool", {}).get("uv", {}).get("workspace", {})
+    if not isinstance(found, dict) or found.get("members") != dirs or cut is None:
+        raise UserError(
+            ErrorCode.CONFIG,
+            f"vx prune: {PYPROJECT} lists its members in a form vx cannot rewrite — write"
+            " them as members = [...] under a [tool.uv.workspace] table",
+        )
+    return cut
+
+
+def _without_groups(text: str, shown: str) -> str:
+    """`text` without its dependency groups (and uv's older dev-dependencies and default
+    groups): what only they install is what `--production` leaves out."""
+    cut = tomltext.drop_tables(text, lambda n: n.split(".")[0] == "dependency-groups")
+    for key in ("dev-dependencies", "default-groups"):
+        cut = tomltext.drop_key(cut, "tool.uv", key)
+    doc = _toml(cut, shown)
+    tool_uv = doc.get("tool", {}).get("uv", {})
+    if "dependency-groups" in doc or "dev-dependencies" in tool_uv:
+        raise UserError(
+            ErrorCode.CONFIG,
+            f"vx prune --production: {shown} lists dependency groups in a form vx cannot cut"
+            " — write them as a [dependency-groups] table",
+        )
+    return cut
+
+
+def _requires_python(text: str, rel_dir: str) -> str | None:
+    project = _toml(text, _shown(rel_dir)).get("project")
+    found = project.get("requires-python") if isinstance(project, dict) else None
+    return found if isinstance(found, str) else None
+
+
+def intersect(specs: Iterable[str | None]) -> str | None:
+    """The `requires-python` uv writes for members declaring `specs`: the highest lower bound
+    and the lowest upper one (`>=3.10, <4`). None when no member declares one, or one uses a
+    form this does not combine (`!=`, `==`), and the lock's own line then stays."""
+    lower: tuple[tuple[int, ...], bool, str] | None = None
+    upper: tuple[tuple[int, ...], bool, str] | None = None
+    declared = False
+    for spec in specs:
+        if spec is None:
+            continue
+        declared = True
+        for clause in spec.split(","):
+            found = _CLAUSE.match(clause)
+            if found is None:
+                return None
+            op, text = found.groups()
+            key = tuple(int(n) for n in text.split("."))
+            bounds: list[tuple[str, tuple[int, ...], str]] = [(op, key, text)]
+            if op == "~=":
+                if len(key) < 2:
+                    return None
+                top = (*key[:-2], key[-2] + 1)
+                bounds = [(">=", key, text), ("<", top, ".".join(map(str, top)))]
+            for kind, version, shown in bounds:
+                padded = version + (0,) * (4 - len(version))
+                if kind.startswith(">"):
+                    cand = (padded, kind == ">", f"{kind}{shown}")
+                    lower = cand if lower is None or cand[:2] > lower[:2] else lower
+                else:
+                    cand = (padded, kind == "<", f"{kind}{shown}")
+                    tighter = upper is None or (cand[0], not cand[1]) < (upper[0], not upper[1])
+                    upper = cand if tighter else upper
+    if not declared:
+        return None
+    return ", ".join(b[2] for b in (lower, upper) if b is not None) or None
