@@ -58,7 +58,7 @@ def prune_text(
             continue
         dropped = production and name is not None and name.startswith("manifest.dependency-groups")
         blocks.append((name, chunk, keeping and not dropped))
-    out = "".join(chunk for _, chunk, kept in blocks if kept)
+    out = "".join(chunk for _, chunk, kept in blocks if kept).rstrip("\n") + "\n"
     out = _manifest_members(out, doc, member_names)
     if requires_python is not None and "requires-python" in doc:
         out = _set_top(out, "requires-python", requires_python)
