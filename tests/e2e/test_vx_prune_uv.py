@@ -110,6 +110,7 @@ def test_a_pruned_uv_workspace_syncs_locked_and_builds(tmp_path: Path, productio
     args = ["prune", "app", "--docker", *(["--production"] if production else [])]
     pruned = run_vx(args, root, home=home).assert_ok()
     assert "uv.lock pruned →" in pruned.err, pruned
+    assert "requires-python is now >=3.9 (was >=3.10, held by a member left out)" in pruned.err
     out = root / "out"
     kept = {"app", "lib"} if production else {"app", "lib", "testkit"}
     assert {p.name for p in (out / "full/packages").iterdir()} == kept

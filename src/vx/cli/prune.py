@@ -97,6 +97,8 @@ def execute(settings: PruneSettings, streams: Streams) -> int:
         env=settings.env,
     )
     locks = ", ".join(found.lockfiles) or "no lockfile"
+    for note in found.notes:
+        streams.err.write(f"vx prune: note: {note}\n")
     streams.err.write(
         f"vx prune: {len(found.projects)} project{'s' * (len(found.projects) != 1)}"
         f" ({', '.join(found.projects)}), {found.files} files, {locks} pruned → {found.out_dir}\n"

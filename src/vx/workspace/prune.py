@@ -66,12 +66,14 @@ _PROD = ("dependencies", "optionalDependencies", "peerDependencies")
 
 
 class PruneResult(NamedTuple):
-    """What a prune wrote: where, which projects, which lockfiles, how many files."""
+    """What a prune wrote: where, which projects, which lockfiles, how many files, and what
+    the user should know about it (a uv.lock bound that moved)."""
 
     out_dir: Path
     projects: tuple[str, ...]
     lockfiles: tuple[str, ...]
     files: int
+    notes: tuple[str, ...] = ()
 
 
 def prune(
@@ -95,6 +97,7 @@ def prune(
 
         found = plan(ws, chosen, production=production)
         kept, written, lockfiles = found.kept, found.rendered, list(found.lockfiles)
+        notes = found.notes
         _check_out_dir(ws, out_dir)
         projects = [p for p in ws.projects if p.name in kept and not p.is_root]
     else:
@@ -112,6 +115,7 @@ def prune(
         projects = [p for p in ws.projects if p.name in kept and not p.is_root]
         dirs = sorted(p.rel_dir for p in projects)
         written = _render(ws, projects, dirs, strike, manifests, lockfiles)
+        notes = ()
     files = _project_files(ws, projects, env)
     count = 0
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -125,7 +129,7 @@ def prune(
         _swap(staging, out_dir)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return PruneResult(out_dir, tuple(sorted(kept)), tuple(lockfiles), count)
+    return PruneResult(out_dir, tuple(sorted(kept)), tuple(lockfiles), count, notes)
 
 
 def _resolve(ws: Workspace, names: Sequence[str]) -> list[Project]:

@@ -30,11 +30,13 @@ _CLAUSE = re.compile(r"\s*(>=|<=|>|<|~=)\s*([0-9]+(?:\.[0-9]+)*)\s*$")
 
 
 class UvPlan(NamedTuple):
-    """What a uv prune keeps and rewrites: project names, root-relative path → bytes, lockfiles."""
+    """What a uv prune keeps and rewrites: project names, root-relative path → bytes, lockfiles,
+    and notes for the user."""
 
     kept: set[str]
     rendered: dict[str, bytes]
     lockfiles: tuple[str, ...]
+    notes: tuple[str, ...] = ()
 
 
 def plan(ws: Workspace, chosen: Sequence[Project], *, production: bool) -> UvPlan:
@@ -69,15 +71,24 @@ def plan(ws: Workspace, chosen: Sequence[Project], *, production: bool) -> UvPla
     if lock_text is None:
         return UvPlan(kept, rendered, ())
     bounds = [_requires_python(t, rel) for rel, t in texts.items() if rel != "." or root_is_member]
-    keep = {".", *dirs}
+    bound = intersect(bounds)
     try:
         pruned = uv_prune.prune_text(
-            lock_text, keep, production=production, requires_python=intersect(bounds)
+            lock_text, {".", *dirs}, production=production, requires_python=bound
         )
     except LockfileError as exc:
         raise UserError(ErrorCode.CONFIG, f"vx prune: {exc}") from None
     rendered[uv.NAME] = pruned.encode()
-    return UvPlan(kept, rendered, (uv.NAME,))
+    was = _toml(lock_text, uv.NAME).get("requires-python")
+    notes: tuple[str, ...] = ()
+    if bound is not None and isinstance(was, str) and bound != was:
+        # uv checks the bound against the members, so it must move; the versions do not.
+        note = (
+            f"{uv.NAME}: requires-python is now {bound} (was {was}, held by a member left out);"
+            f" the locked versions were resolved for {was}, so install on such a Python"
+        )
+        notes = (note,)
+    return UvPlan(kept, rendered, (uv.NAME,), notes)
 
 
 def _shown(rel_dir: str) -> str:
