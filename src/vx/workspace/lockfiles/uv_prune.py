@@ -85,7 +85,8 @@ def _wanted(graph: LockGraph, doc: dict[str, Any], keep: set[str], *, production
     manifest = doc.get("manifest")
     names: set[str] = set()
     if isinstance(manifest, dict):
-        lists: list[Any] = [manifest.get(k) for k in ("requirements", "constraints", "overrides")]
+        # Constraints and overrides only bound versions; requirements and groups install.
+        lists: list[Any] = [manifest.get("requirements")]
         groups = manifest.get("dependency-groups")
         if isinstance(groups, dict) and not production:
             lists.extend(groups.values())
