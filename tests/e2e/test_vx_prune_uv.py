@@ -151,3 +151,21 @@ def test_a_pruned_uv_workspace_syncs_locked_and_builds(tmp_path: Path, productio
 
     again = run_vx(args, root, home=home).assert_ok()
     assert (out / ".vx-prune").is_file(), again
+
+
+def test_a_uv_workspace_vx_cannot_cut_is_refused_in_one_line(workspace: Any, vx: Any) -> None:
+    files = {
+        "pyproject.toml": '[tool.uv]\nworkspace = { members = ["packages/*"] }\n',
+        "packages/app/pyproject.toml": '[project]\nname = "app"\nversion = "0.1.0"\n',
+        "uv.lock": "version = 1\n[[package]\n",
+    }
+    root = workspace(files)
+    damaged = vx(["prune", "app"], root)
+    assert damaged.code == 1, damaged
+    assert damaged.err.startswith("vx prune: uv.lock: not TOML"), damaged
+    assert len(damaged.err.strip().splitlines()) == 1, damaged
+    (root / "uv.lock").unlink()
+    inline = vx(["prune", "app"], root)
+    assert inline.code == 1, inline
+    assert "members = [...] under a [tool.uv.workspace] table" in inline.err, inline
+    assert not (root / "out").exists()
