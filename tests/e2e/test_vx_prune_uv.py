@@ -169,3 +169,36 @@ def test_a_uv_workspace_vx_cannot_cut_is_refused_in_one_line(workspace: Any, vx:
     assert inline.code == 1, inline
     assert "members = [...] under a [tool.uv.workspace] table" in inline.err, inline
     assert not (root / "out").exists()
+
+
+def test_a_root_member_keeps_what_it_depends_on(tmp_path: Path) -> None:
+    """uv installs a root with a `[project]` as a member, so its own workspace dependencies
+    stay in every prune; checked by `uv lock --check` offline (no registry packages)."""
+    files: dict[str, Any] = {
+        "pyproject.toml": (
+            '[project]\nname = "root"\nversion = "0.1.0"\ndependencies = ["core"]\n\n'
+            "[tool.uv.sources]\ncore = { workspace = true }\n\n"
+            "[tool.uv.workspace]\nmembers = [\n"
+            '    "packages/*",  # every package\n    "tools/*",\n]\n'
+        ),
+        "packages/app/pyproject.toml": _member("app", ["lib"]).replace(
+            "\n[build", "[tool.uv.sources]\nlib = { workspace = true }\n\n[build"
+        ),
+        "packages/lib/pyproject.toml": _member("lib", []),
+        "packages/core/pyproject.toml": _member("core", []),
+        "tools/lone/pyproject.toml": _member("lone", []),
+    }
+    root = make_git_workspace(tmp_path / "ws", files, commit=False)
+    cache = tmp_path / "uv-cache"
+    _uv(root, cache, "lock", "--offline")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "init")
+    home = tmp_path / "home"
+    home.mkdir()
+    pruned = run_vx(["prune", "app"], root, home=home).assert_ok()
+    assert "4 projects (app, core, lib, root)" in pruned.err, pruned
+    out = root / "out"
+    members = tomllib.loads((out / "pyproject.toml").read_text())["tool"]["uv"]["workspace"]
+    assert members == {"members": ["packages/app", "packages/core", "packages/lib"]}
+    assert not (out / "tools").exists()
+    _uv(out, cache, "lock", "--check", "--offline")
