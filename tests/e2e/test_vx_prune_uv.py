@@ -74,7 +74,7 @@ def _uv_path() -> str:
 
 def _uv(cwd: Path, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("VX_", "UV_", "VIRTUAL_ENV"))},
+        **{k: v for k, v in os.environ.items() if not k.startswith(("VX_", "VIRTUAL_ENV"))},
         "UV_CACHE_DIR": str(cache),
         "UV_PYTHON_DOWNLOADS": "never",
         "UV_PYTHON": sys.executable,
