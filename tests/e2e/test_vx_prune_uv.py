@@ -1,8 +1,9 @@
 """`vx prune` on a real uv workspace: the output installs with `uv sync --locked` and builds.
 
 The workspace is locked by the real uv against PyPI: app needs lib at run time (lib needs
-six) and testkit in its `test` dependency group (testkit needs idna); lone (iniconfig, and the
-strictest requires-python) is left out of every prune. Skips, saying why, where uv is not
+six; app's dependencies are dynamic, so only uv.lock says so) and testkit in its `test`
+dependency group (testkit needs idna); lone (iniconfig, and the strictest requires-python) is
+left out of every prune. Skips, saying why, where uv is not
 installed (`.ci/run` installs it from PyPI) or PyPI cannot be reached.
 """
 
@@ -42,11 +43,32 @@ def _member(name: str, deps: list[str], extra: str = "", *, python: str = ">=3.9
     )
 
 
+# app's dependencies are dynamic (setuptools reads them from requirements.txt): only uv.lock
+# shows that app needs lib, and uv builds app's metadata to check a --locked sync.
+APP = """\
+[project]
+name = "app"
+version = "0.1.0"
+requires-python = ">=3.9"
+dynamic = ["dependencies"]
+
+[dependency-groups]
+test = ["testkit"]
+
+[tool.setuptools.dynamic]
+dependencies = { file = ["requirements.txt"] }
+
+[tool.uv.sources]
+lib = { workspace = true }
+testkit = { workspace = true }
+
+[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+"""
+
+
 def _tree() -> dict[str, Any]:
-    app_extra = (
-        '\n[dependency-groups]\ntest = ["testkit"]\n\n'
-        "[tool.uv.sources]\nlib = { workspace = true }\ntestkit = { workspace = true }\n"
-    )
     files: dict[str, Any] = {
         "pyproject.toml": (
             '[project]\nname = "root"\nversion = "0.1.0"\nrequires-python = ">=3.9"\n\n'
@@ -54,7 +76,8 @@ def _tree() -> dict[str, Any]:
         ),
         ".python-version": f"{sys.version_info.major}.{sys.version_info.minor}\n",
         ".gitignore": ".venv/\ndist/\nout/\n*.egg-info/\n",
-        "packages/app/pyproject.toml": _member("app", ["lib"], app_extra),
+        "packages/app/pyproject.toml": APP,
+        "packages/app/requirements.txt": "lib\n",
         "packages/lib/pyproject.toml": _member("lib", ["six==1.16.0"]),
         "packages/testkit/pyproject.toml": _member("testkit", ["idna==3.7"]),
         "packages/lone/pyproject.toml": _member("lone", ["iniconfig==2.0.0"], python=">=3.10"),
@@ -116,6 +139,7 @@ def test_a_pruned_uv_workspace_syncs_locked_and_builds(tmp_path: Path, productio
     assert {p.name for p in (out / "full/packages").iterdir()} == kept
     assert {p.name for p in (out / "json/packages").iterdir()} == kept
     assert not (out / "json/packages/app/src").exists()
+    assert (out / "json/packages/app/requirements.txt").read_text() == "lib\n"
     assert (out / "json/.python-version").is_file()
     pyproject = tomllib.loads((out / "json/pyproject.toml").read_text())
     members = sorted(f"packages/{k}" for k in kept)

@@ -9,6 +9,7 @@ lock is pruned to them (lockfiles/uv_prune.py) with `requires-python` recomputed
 
 from __future__ import annotations
 
+import posixpath
 import re
 import tomllib
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -30,7 +31,8 @@ _CLAUSE = re.compile(r"\s*(>=|<=|>|<|~=)\s*([0-9]+(?:\.[0-9]+)*)\s*$")
 
 
 class UvPlan(NamedTuple):
-    """What a uv prune keeps and rewrites: project names, root-relative path → bytes, lockfiles,
+    """What a uv prune keeps, the files it writes into every layer (root-relative path →
+    bytes: what it rewrote, and the files a member's dynamic metadata reads), the lockfiles,
     and notes for the user."""
 
     kept: set[str]
@@ -68,6 +70,10 @@ def plan(ws: Workspace, chosen: Sequence[Project], *, production: bool) -> UvPla
                 texts[rel_dir] = cut
                 rendered[_shown(rel_dir)] = cut.encode()
     rendered[PYPROJECT] = _cut_members(texts["."], dirs).encode()
+    for rel_dir, text in texts.items():
+        for rel in _dynamic_files(text, rel_dir):
+            if (ws.root / rel).is_file():
+                rendered.setdefault(rel, (ws.root / rel).read_bytes())
     if lock_text is None:
         return UvPlan(kept, rendered, ())
     bounds = [_requires_python(t, rel) for rel, t in texts.items() if rel != "." or root_is_member]
@@ -160,6 +166,25 @@ def _without_groups(text: str, shown: str) -> str:
             " — write them as a [dependency-groups] table",
         )
     return cut
+
+
+def _dynamic_files(text: str, rel_dir: str) -> list[str]:
+    """The root-relative files `[tool.setuptools.dynamic]` reads dependencies from: uv builds
+    such a member's metadata to check a `--locked` sync, so the install layer needs them."""
+    doc = _toml(text, _shown(rel_dir))
+    table = doc.get("tool", {}).get("setuptools", {}).get("dynamic", {})
+    if not isinstance(table, dict):
+        return []
+    extras = table.get("optional-dependencies")
+    specs = [table.get("dependencies"), *(extras.values() if isinstance(extras, dict) else ())]
+    out: list[str] = []
+    for spec in specs:
+        named = spec.get("file") if isinstance(spec, dict) else None
+        for name in [named] if isinstance(named, str) else named or ():
+            rel = posixpath.normpath(posixpath.join(rel_dir, str(name)))
+            if rel != ".." and not rel.startswith(("../", "/")):
+                out.append(rel)
+    return out
 
 
 def _requires_python(text: str, rel_dir: str) -> str | None:
