@@ -45,11 +45,14 @@ def plan(ws: Workspace, chosen: Sequence[Project], *, production: bool) -> UvPla
     """The kept members (the named ones, what they depend on, and the root when uv counts it a
     member) and the rewritten files."""
     lock_path = ws.root / uv.NAME
-    lock_text = lock_path.read_text("utf-8") if lock_path.is_file() else None
+    lock_text: str | None = None
     graph: LockGraph | None = None
-    if lock_text is not None:
+    if lock_path.is_file():
         try:
+            lock_text = lock_path.read_text("utf-8")
             graph = uv.read(lock_text)
+        except UnicodeDecodeError:
+            raise UserError(ErrorCode.CONFIG, f"vx prune: {uv.NAME}: not UTF-8 text") from None
         except LockfileError as exc:
             raise UserError(ErrorCode.CONFIG, f"vx prune: {exc}") from None
     root = ws.root_project
@@ -77,7 +80,10 @@ def plan(ws: Workspace, chosen: Sequence[Project], *, production: bool) -> UvPla
     if lock_text is None:
         return UvPlan(kept, rendered, ())
     bounds = [_requires_python(t, rel) for rel, t in texts.items() if rel != "." or root_is_member]
+    was = _toml(lock_text, uv.NAME).get("requires-python")
     bound = intersect(bounds)
+    if bound is not None and isinstance(was, str) and same_range(was, bound):
+        bound = None  # the same bound: uv's own spelling of it stays
     try:
         pruned = uv_prune.prune_text(
             lock_text, {".", *dirs}, production=production, requires_python=bound
@@ -85,13 +91,12 @@ def plan(ws: Workspace, chosen: Sequence[Project], *, production: bool) -> UvPla
     except LockfileError as exc:
         raise UserError(ErrorCode.CONFIG, f"vx prune: {exc}") from None
     rendered[uv.NAME] = pruned.encode()
-    was = _toml(lock_text, uv.NAME).get("requires-python")
     notes: tuple[str, ...] = ()
-    if bound is not None and isinstance(was, str) and bound != was:
+    if bound is not None and isinstance(was, str):
         # uv checks the bound against the members, so it must move; the versions do not.
         note = (
             f"{uv.NAME}: requires-python is now {bound} (was {was}, held by a member left out);"
-            f" the locked versions were resolved for {was}, so install on such a Python"
+            f" uv resolved the locked versions for {was}, so build on a Python it allows"
         )
         notes = (note,)
     return UvPlan(kept, rendered, (uv.NAME,), notes)
@@ -193,12 +198,37 @@ def _requires_python(text: str, rel_dir: str) -> str | None:
     return found if isinstance(found, str) else None
 
 
+class _Bound(NamedTuple):
+    """One end of a Python range: the version padded for comparing, whether it is excluded
+    (`>` / `<`), and its spelling (`>=3.10`)."""
+
+    version: tuple[int, ...]
+    strict: bool
+    shown: str
+
+
 def intersect(specs: Iterable[str | None]) -> str | None:
     """The `requires-python` uv writes for members declaring `specs`: the highest lower bound
     and the lowest upper one (`>=3.10, <4`). None when no member declares one, or one uses a
     form this does not combine (`!=`, `==`), and the lock's own line then stays."""
-    lower: tuple[tuple[int, ...], bool, str] | None = None
-    upper: tuple[tuple[int, ...], bool, str] | None = None
+    found = _range(specs)
+    if found is None:
+        return None
+    return ", ".join(b.shown for b in found if b is not None) or None
+
+
+def same_range(left: str, right: str) -> bool:
+    """Whether two `requires-python` values allow the same versions however spelled
+    (`>= 3.10,<4.0` and `>=3.10, <4`); False when either is a form `intersect` does not read."""
+    ends = [_range([left]), _range([right])]
+    keys = [tuple(b and (b.version, b.strict) for b in end) if end else None for end in ends]
+    return keys[0] is not None and keys[0] == keys[1]
+
+
+def _range(specs: Iterable[str | None]) -> tuple[_Bound | None, _Bound | None] | None:
+    """(lower, upper) over every clause of `specs`; None as `intersect` says."""
+    lower: _Bound | None = None
+    upper: _Bound | None = None
     declared = False
     for spec in specs:
         if spec is None:
@@ -210,21 +240,21 @@ def intersect(specs: Iterable[str | None]) -> str | None:
                 return None
             op, text = found.groups()
             key = tuple(int(n) for n in text.split("."))
-            bounds: list[tuple[str, tuple[int, ...], str]] = [(op, key, text)]
+            ends: list[tuple[str, tuple[int, ...], str]] = [(op, key, text)]
             if op == "~=":
                 if len(key) < 2:
                     return None
                 top = (*key[:-2], key[-2] + 1)
-                bounds = [(">=", key, text), ("<", top, ".".join(map(str, top)))]
-            for kind, version, shown in bounds:
+                ends = [(">=", key, text), ("<", top, ".".join(map(str, top)))]
+            for kind, version, shown in ends:
                 padded = version + (0,) * (4 - len(version))
+                bound = _Bound(padded, kind in (">", "<"), kind + shown)
                 if kind.startswith(">"):
-                    cand = (padded, kind == ">", f"{kind}{shown}")
-                    lower = cand if lower is None or cand[:2] > lower[:2] else lower
-                else:
-                    cand = (padded, kind == "<", f"{kind}{shown}")
-                    tighter = upper is None or (cand[0], not cand[1]) < (upper[0], not upper[1])
-                    upper = cand if tighter else upper
-    if not declared:
-        return None
-    return ", ".join(b[2] for b in (lower, upper) if b is not None) or None
+                    if lower is None or (bound.version, bound.strict) > lower[:2]:
+                        lower = bound
+                elif upper is None or (bound.version, not bound.strict) < (
+                    upper.version,
+                    not upper.strict,
+                ):
+                    upper = bound
+    return (lower, upper) if declared else None

@@ -152,3 +152,23 @@ def test_members_written_another_way_are_refused(tmp_path: Path) -> None:
     assert app is not None
     with pytest.raises(UserError, match=r"members = \[\.\.\.\] under a \[tool.uv.workspace\]"):
         plan(ws, [app], production=False)
+
+
+def test_a_bound_that_stays_keeps_uvs_spelling_and_says_nothing(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    member = root / "packages/lone/pyproject.toml"
+    member.write_text(member.read_text().replace('">=3.10, <4"', '">= 3.10,<4.0"'))
+    ws = load_workspace(root)
+    lone = ws.project("lone")
+    app = ws.project("app")
+    assert lone is not None
+    assert app is not None
+    found = plan(ws, [lone], production=False)
+    assert found.notes == ()
+    assert 'requires-python = ">=3.10, <4"\n' in found.rendered["uv.lock"].decode()
+    widened = plan(ws, [app], production=False)
+    note = (
+        "uv.lock: requires-python is now >=3.9 (was >=3.10, <4, held by a member left out);"
+        " uv resolved the locked versions for >=3.10, <4, so build on a Python it allows"
+    )
+    assert widened.notes == (note,)
