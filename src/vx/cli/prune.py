@@ -20,7 +20,7 @@ COMMAND = Command(
     flags=(
         Flag("--out-dir", "where to write the pruned workspace (default: out)", Takes.VALUE, "DIR"),
         Flag("--docker", "split it into json/ (what the install reads) and full/ (everything)"),
-        Flag("--production", "leave out a workspace package only a dev dependency reaches"),
+        Flag("--production", "leave out what only a dev dependency (uv: a group) reaches"),
     ),
     words="project",
     most_words=None,
@@ -30,8 +30,12 @@ COMMAND = Command(
             (
                 ("", "the named projects and the workspace packages they depend on, with their"),
                 ("", "files; the root manifests with the workspace list cut to them; the vx"),
-                ("", "configs; the lockfile (npm, pnpm, Yarn, bun) pruned to what they install,"),
-                ("", "so npm ci / pnpm install --frozen-lockfile / yarn --immutable accept it"),
+                ("", "configs; the lockfile (npm, pnpm, Yarn, bun, uv) pruned to what they"),
+                ("", "install, so npm ci / pnpm install --frozen-lockfile / yarn --immutable /"),
+                ("", "uv sync --locked accept it"),
+                ("", "uv: [tool.uv.workspace] members is cut to the kept members; --docker's"),
+                ("", "json/ takes uv sync --locked --all-packages --no-install-workspace;"),
+                ("", "--production also drops dependency groups from the kept pyproject.toml"),
                 ("", "an earlier prune's output is replaced; any other existing directory is"),
                 ("", "refused"),
             ),
@@ -93,6 +97,8 @@ def execute(settings: PruneSettings, streams: Streams) -> int:
         env=settings.env,
     )
     locks = ", ".join(found.lockfiles) or "no lockfile"
+    for note in found.notes:
+        streams.err.write(f"vx prune: note: {note}\n")
     streams.err.write(
         f"vx prune: {len(found.projects)} project{'s' * (len(found.projects) != 1)}"
         f" ({', '.join(found.projects)}), {found.files} files, {locks} pruned → {found.out_dir}\n"

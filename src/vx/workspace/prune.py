@@ -3,7 +3,8 @@
 The named projects and the workspace packages they depend on (transitively) are copied with
 their files (tracked, and untracked ones git would add), with the root's manifests and vx
 configs; the root manifest's workspace list is rewritten to the subset and each lockfile is
-pruned to what the subset installs, so `npm ci` / `pnpm install --frozen-lockfile` accept it.
+pruned to what the subset installs, so `npm ci` / `pnpm install --frozen-lockfile` accept it;
+a uv workspace's pyproject.toml and uv.lock are cut in prune_uv.py, for `uv sync --locked`.
 With `docker`, `json/` holds only what the install reads (manifests and lockfiles) and
 `full/` the whole subset, so a Dockerfile can install in a layer that source edits keep.
 
@@ -45,6 +46,8 @@ ROOT_FILES = (
     ".npmrc",
     ".yarnrc.yml",
     "bunfig.toml",
+    "uv.toml",
+    ".python-version",
     ".gitignore",
     "vx.workspace.json",
     "vx.workspace.toml",
@@ -53,7 +56,9 @@ ROOT_FILES = (
     "vx.config.toml",
     "vx.config.py",
 )
-INSTALL_FILES = frozenset({PACKAGE_JSON, PNPM_WORKSPACE, PYPROJECT, ".npmrc", ".yarnrc.yml"})
+INSTALL_FILES = frozenset(
+    {PACKAGE_JSON, PNPM_WORKSPACE, PYPROJECT, ".npmrc", ".yarnrc.yml", "uv.toml", ".python-version"}
+)
 # Root directories an install reads: patches a lockfile names, Yarn's own release and plugins.
 INSTALL_DIRS = ("patches/", ".yarn/patches/", ".yarn/releases/", ".yarn/plugins/")
 _DEV = "devDependencies"
@@ -61,12 +66,14 @@ _PROD = ("dependencies", "optionalDependencies", "peerDependencies")
 
 
 class PruneResult(NamedTuple):
-    """What a prune wrote: where, which projects, which lockfiles, how many files."""
+    """What a prune wrote: where, which projects, which lockfiles, how many files, and what
+    the user should know about it (a uv.lock bound that moved)."""
 
     out_dir: Path
     projects: tuple[str, ...]
     lockfiles: tuple[str, ...]
     files: int
+    notes: tuple[str, ...] = ()
 
 
 def prune(
@@ -79,26 +86,36 @@ def prune(
     env: Mapping[str, str] | None = None,
 ) -> PruneResult:
     """Write the pruned workspace for `names` into `out_dir`."""
-    if ws.manager in (Manager.SINGLE, Manager.UV):
+    if ws.manager is Manager.SINGLE:
         raise UserError(
             ErrorCode.USAGE,
-            f"vx prune: {ws.root} is a {ws.manager} workspace; vx prunes npm and pnpm workspaces",
+            f"vx prune: {ws.root} is a single package, not a workspace; there is nothing to cut",
         )
     chosen = _resolve(ws, names)
-    manifests = _manifests(ws)
-    kept, strike = _subset(ws, chosen, manifests, production=production)
-    lockfiles = [n for n in LOCKFILES if (ws.root / n).is_file()]
-    refused = [n for n in lockfiles if n not in PRUNABLE]
-    if refused:
-        raise UserError(
-            ErrorCode.USAGE,
-            f"vx prune: cannot prune {', '.join(refused)} — vx prunes package-lock.json,"
-            " pnpm-lock.yaml, yarn.lock and bun.lock",
-        )
-    _check_out_dir(ws, out_dir)
-    projects = [p for p in ws.projects if p.name in kept and not p.is_root]
-    dirs = sorted(p.rel_dir for p in projects)
-    written = _render(ws, projects, dirs, strike, manifests, lockfiles)
+    if ws.manager is Manager.UV:
+        from vx.workspace.prune_uv import plan
+
+        found = plan(ws, chosen, production=production)
+        kept, written, lockfiles = found.kept, found.rendered, list(found.lockfiles)
+        notes = found.notes
+        _check_out_dir(ws, out_dir)
+        projects = [p for p in ws.projects if p.name in kept and not p.is_root]
+    else:
+        manifests = _manifests(ws)
+        kept, strike = _subset(ws, chosen, manifests, production=production)
+        lockfiles = [n for n in LOCKFILES if (ws.root / n).is_file()]
+        refused = [n for n in lockfiles if n not in PRUNABLE]
+        if refused:
+            raise UserError(
+                ErrorCode.USAGE,
+                f"vx prune: cannot prune {', '.join(refused)} in a {ws.manager} workspace —"
+                " vx prunes package-lock.json, pnpm-lock.yaml, yarn.lock and bun.lock there",
+            )
+        _check_out_dir(ws, out_dir)
+        projects = [p for p in ws.projects if p.name in kept and not p.is_root]
+        dirs = sorted(p.rel_dir for p in projects)
+        written = _render(ws, projects, dirs, strike, manifests, lockfiles)
+        notes = ()
     files = _project_files(ws, projects, env)
     count = 0
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -112,7 +129,7 @@ def prune(
         _swap(staging, out_dir)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return PruneResult(out_dir, tuple(sorted(kept)), tuple(lockfiles), count)
+    return PruneResult(out_dir, tuple(sorted(kept)), tuple(lockfiles), count, notes)
 
 
 def _resolve(ws: Workspace, names: Sequence[str]) -> list[Project]:

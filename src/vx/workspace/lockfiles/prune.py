@@ -3,7 +3,7 @@
 The kept importers are the subset's members and the root; the kept packages are what they
 reach. `strike` names, per member directory, workspace dependencies left out of the subset
 (`--production`: reached only as dev dependencies), which are struck from the importer too.
-npm, pnpm, Yarn (classic and Berry) and bun lockfiles are pruned; uv.lock is not.
+npm, pnpm, Yarn (classic and Berry) and bun lockfiles are pruned here; uv.lock in uv_prune.py.
 """
 
 from __future__ import annotations

@@ -43,10 +43,9 @@ def read(text: str) -> LockGraph:
     member_dir: dict[str, str] = {}
     for pkg in packages:
         name = str(pkg["name"])
-        pid = f"{name}=={pkg.get('version', '')}@{json.dumps(pkg.get('source'), sort_keys=True)}"
+        pid = package_id(pkg)
         by_name.setdefault(name, []).append((pid, pkg))
-        source = pkg.get("source")
-        where = _member_source(source)
+        where = member_source(pkg.get("source"))
         if where is not None and (not members or name in members):
             member_dir[pid] = posixpath.normpath(where)
     importers: dict[str, dict[str, Dep]] = {}
@@ -78,7 +77,15 @@ def _members(doc: dict[str, Any]) -> list[str]:
     return [str(m) for m in found] if isinstance(found, list) else []
 
 
-def _member_source(source: object) -> str | None:
+def package_id(pkg: Mapping[str, Any]) -> str:
+    """The id a `[[package]]` entry goes by in the graph: name, version and source."""
+    return (
+        f"{pkg['name']}=={pkg.get('version', '')}@{json.dumps(pkg.get('source'), sort_keys=True)}"
+    )
+
+
+def member_source(source: object) -> str | None:
+    """The directory an editable or virtual source names (a workspace member's), else None."""
     if not isinstance(source, dict):
         return None
     for kind in _MEMBER_SOURCES:

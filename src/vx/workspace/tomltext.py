@@ -1,0 +1,131 @@
+"""Narrow edits of TOML text: its tables' line spans, one array rewritten, a key or table cut.
+
+vx has no TOML writer, and a rewritten pyproject.toml or uv.lock should keep every line it
+does not mean to change, comments included. Tables are found by their headers at the start of
+a line (as uv and hand-written pyproject files put them); a caller reads the result back with
+tomllib to check an edit did what it meant.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+_HEADER = re.compile(r"\[\[?([^\[\]]+)\]\]?[ \t]*(?:#.*)?$")
+
+
+class Span(NamedTuple):
+    """One table: its dotted name (None before the first header), and its lines [start, end)."""
+
+    name: str | None
+    start: int
+    end: int
+
+
+def table_name(line: str) -> str | None:
+    """The dotted name of the table header `line` opens (`tool.uv.workspace`), else None."""
+    found = _HEADER.match(line.rstrip("\r\n"))
+    if found is None:
+        return None
+    return ".".join(part.strip().strip("\"'") for part in found.group(1).split("."))
+
+
+def spans(lines: list[str]) -> list[Span]:
+    """The tables of `lines` (as `splitlines(keepends=True)` gives them), in order."""
+    out: list[Span] = []
+    name: str | None = None
+    start = 0
+    for at, line in enumerate(lines):
+        found = table_name(line)
+        if found is not None:
+            if at > start or name is not None:
+                out.append(Span(name, start, at))
+            name, start = found, at
+    out.append(Span(name, start, len(lines)))
+    return out
+
+
+def _value_end(text: str, pos: int) -> int:
+    """Where the value starting at `pos` ends: past its closing bracket for an array or inline
+    table (strings and comments skipped), else at the end of its line."""
+    depth = 0
+    at = pos
+    while at < len(text):
+        char = text[at]
+        if char in "\"'":
+            quote = text[at : at + 3] if text[at : at + 3] in ('"""', "'''") else char
+            at += len(quote)
+            while at < len(text) and not text.startswith(quote, at):
+                at += 2 if char == '"' and text[at] == "\\" else 1
+            at += len(quote)
+            continue
+        if char == "#":
+            while at < len(text) and text[at] != "\n":
+                at += 1
+            continue
+        if char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+            if depth == 0:
+                return at + 1
+        elif char == "\n" and depth == 0:
+            return at
+        at += 1
+    return at
+
+
+def _find_key(lines: list[str], table: str | None, key: str) -> tuple[int, int] | None:
+    """(text offset of the key's line, of its value's end) for `key` within `table`."""
+    pattern = re.compile(rf"[ \t]*(?:{re.escape(key)}|\"{re.escape(key)}\")[ \t]*=[ \t]*")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    for span in spans(lines):
+        if span.name != table:
+            continue
+        for at in range(span.start, span.end):
+            found = pattern.match(lines[at])
+            if found is not None:
+                return starts[at], _value_end("".join(lines), starts[at] + found.end())
+    return None
+
+
+def replace_array(text: str, table: str | None, key: str, values: Iterable[str]) -> str | None:
+    """`text` with `key = [...]` in `table` rewritten to `values`, one string a line as uv
+    writes them; None when the table holds no such key."""
+    lines = text.splitlines(keepends=True)
+    found = _find_key(lines, table, key)
+    if found is None:
+        return None
+    line, end = found
+    indent = re.match(r"[ \t]*", text[line:])
+    pad = indent.group(0) if indent else ""
+    items = "".join(f"{pad}    {json.dumps(v, ensure_ascii=False)},\n" for v in values)
+    return f"{text[:line]}{pad}{key} = [\n{items}{pad}]{text[end:]}"
+
+
+def drop_key(text: str, table: str | None, key: str) -> str:
+    """`text` without `key` (its whole value, however many lines) in `table`."""
+    lines = text.splitlines(keepends=True)
+    found = _find_key(lines, table, key)
+    if found is None:
+        return text
+    line, end = found
+    newline = text.find("\n", end)
+    return text[:line] + (text[newline + 1 :] if newline != -1 else "")
+
+
+def drop_tables(text: str, doomed: Callable[[str], bool]) -> str:
+    """`text` without the tables (header to the next header) whose dotted names `doomed` picks."""
+    lines = text.splitlines(keepends=True)
+    kept = [
+        "".join(lines[s.start : s.end])
+        for s in spans(lines)
+        if s.name is None or not doomed(s.name)
+    ]
+    return "".join(kept)

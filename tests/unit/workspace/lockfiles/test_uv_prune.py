@@ -1,0 +1,174 @@
+"""The uv.lock pruner and the uv prune plan, on a lockfile uv wrote (data/uv_prune/).
+
+The fixture is a virtual root (a `lint` dependency group) over four members: app (runtime
+lib, extra `cli`, group `test` on tools), lib (python-dateutil, hence six), tools (idna) and
+lone (six, packaging, and the strictest requires-python). Where uv is installed, the pruned
+tree is also checked by `uv lock --check --offline`, which is what `uv sync --locked` runs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from vx.errors import UserError
+from vx.workspace.load import load_workspace
+from vx.workspace.lockfiles.model import LockfileError
+from vx.workspace.lockfiles.uv_prune import prune_text
+from vx.workspace.prune_uv import intersect, plan
+
+DATA = Path(__file__).parent / "data" / "uv_prune"
+LOCK = (DATA / "uv.lock").read_text()
+APP = {".", "packages/app", "packages/lib", "packages/tools"}
+
+
+def _names(text: str) -> set[str]:
+    return {p["name"] for p in tomllib.loads(text)["package"]}
+
+
+@pytest.mark.parametrize(
+    ("keep", "production", "members", "packages"),
+    [
+        (
+            APP,
+            False,
+            ["app", "lib", "tools"],
+            {"app", "lib", "tools", "idna", "iniconfig", "python-dateutil", "six"},
+        ),
+        (
+            {".", "packages/app", "packages/lib"},
+            True,
+            ["app", "lib"],
+            {"app", "lib", "iniconfig", "python-dateutil", "six"},
+        ),
+        ({".", "packages/lone"}, False, ["lone"], {"lone", "six", "packaging", "idna"}),
+    ],
+    ids=["app", "app-production", "lone"],
+)
+def test_prune_keeps_what_the_subset_installs(
+    keep: set[str], production: bool, members: list[str], packages: set[str]
+) -> None:
+    pruned = prune_text(LOCK, keep, production=production)
+    doc = tomllib.loads(pruned)
+    assert doc["manifest"]["members"] == members
+    assert _names(pruned) == packages
+    assert ("dependency-groups" in doc["manifest"]) is not production
+    app = [p for p in doc["package"] if p["name"] == "app"]
+    for entry in app:
+        assert ("dev-dependencies" in entry) is not production
+        assert ("requires-dev" in entry["metadata"]) is not production
+        assert "optional-dependencies" in entry
+
+
+def test_kept_entries_keep_uvs_own_lines() -> None:
+    pruned = prune_text(LOCK, APP, production=False, requires_python=">=3.9")
+    assert pruned.startswith('version = 1\nrevision = 5\nrequires-python = ">=3.9"\n')
+    for block in pruned.split("\n[[package]]\n")[1:]:
+        assert f"\n[[package]]\n{block.rstrip()}\n" in LOCK
+    assert pruned.endswith("]\n")
+    lone = prune_text(LOCK, {".", "packages/lone"}, production=False)
+    assert lone.endswith("]\n"), "a dropped last entry leaves no blank line behind"
+
+
+def test_a_lockfile_vx_does_not_read_is_refused() -> None:
+    with pytest.raises(LockfileError, match="version 2"):
+        prune_text(LOCK.replace("version = 1", "version = 2", 1), APP, production=False)
+
+
+@pytest.mark.parametrize(
+    ("specs", "expected"),
+    [
+        ([">=3.9", ">=3.10, <4"], ">=3.10, <4"),
+        ([">= 3.10.2", "~=3.9", ">=3.9,<4"], ">=3.10.2, <4"),
+        ([">3.9", ">=3.9", None], ">3.9"),
+        ([">=3.8", "<=3.12", "<3.12"], ">=3.8, <3.12"),
+        ([None, None], None),
+        ([">=3.9", "!=3.9.1"], None),
+    ],
+)
+def test_requires_python_is_the_intersection(specs: list[str | None], expected: str) -> None:
+    assert intersect(specs) == expected
+
+
+def _copy(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    shutil.copytree(DATA, root)
+    return root
+
+
+def _uv() -> str | None:
+    found = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
+    return found if os.access(found, os.X_OK) else None
+
+
+@pytest.mark.parametrize("production", [False, True], ids=["all", "production"])
+def test_the_plan_cuts_the_root_and_uv_accepts_it(tmp_path: Path, production: bool) -> None:
+    root = _copy(tmp_path)
+    ws = load_workspace(root)
+    app = ws.project("app")
+    assert app is not None
+    found = plan(ws, [app], production=production)
+    kept = {"app", "lib"} if production else {"app", "lib", "tools"}
+    assert found.kept == kept
+    assert found.lockfiles == ("uv.lock",)
+    pyproject = tomllib.loads(found.rendered["pyproject.toml"].decode())
+    assert pyproject["tool"]["uv"]["workspace"]["members"] == sorted(f"packages/{k}" for k in kept)
+    assert ("dependency-groups" in pyproject) is not production
+    assert ("packages/app/pyproject.toml" in found.rendered) is production
+    lock = tomllib.loads(found.rendered["uv.lock"].decode())
+    assert lock["requires-python"] == ">=3.9"
+
+    uv = _uv()
+    if uv is None:
+        print("uv is not installed (python3 -m pip install uv): the uv lock --check step skips")
+        return
+    for rel, data in found.rendered.items():
+        (root / rel).write_bytes(data)
+    for gone in {"app", "lib", "tools", "lone"} - kept:
+        shutil.rmtree(root / "packages" / gone)
+    env = {**os.environ, "UV_CACHE_DIR": str(tmp_path / "uv-cache"), "UV_PYTHON_DOWNLOADS": "never"}
+    checked = subprocess.run(
+        [uv, "lock", "--check", "--offline"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_members_written_another_way_are_refused(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    (root / "pyproject.toml").write_text('[tool.uv]\nworkspace = { members = ["packages/*"] }\n')
+    ws = load_workspace(root)
+    app = ws.project("app")
+    assert app is not None
+    with pytest.raises(UserError, match=r"members = \[\.\.\.\] under a \[tool.uv.workspace\]"):
+        plan(ws, [app], production=False)
+
+
+def test_a_bound_that_stays_keeps_uvs_spelling_and_says_nothing(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    member = root / "packages/lone/pyproject.toml"
+    member.write_text(member.read_text().replace('">=3.10, <4"', '">= 3.10,<4.0"'))
+    ws = load_workspace(root)
+    lone = ws.project("lone")
+    app = ws.project("app")
+    assert lone is not None
+    assert app is not None
+    found = plan(ws, [lone], production=False)
+    assert found.notes == ()
+    assert 'requires-python = ">=3.10, <4"\n' in found.rendered["uv.lock"].decode()
+    widened = plan(ws, [app], production=False)
+    note = (
+        "uv.lock: requires-python is now >=3.9 (was >=3.10, <4, held by a member left out);"
+        " uv resolved the locked versions for >=3.10, <4, so build on a Python it allows"
+    )
+    assert widened.notes == (note,)
