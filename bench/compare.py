@@ -212,9 +212,15 @@ def find_generator(explicit: str | None) -> Path:
 
 
 def make_repo(
-    work: Path, n: int, gen: Path, seed: int, turbo_pkg: Path | None
+    work: Path, n: int, gen: Path, seed: int, turbo_pkg: Path | None, *, reuse: bool = False
 ) -> tuple[Path, dict]:
     repo = work / "repos" / f"n{n}"
+    found = repo / "bench-meta.json"
+    if reuse and found.is_file() and (repo / "node_modules").is_dir():
+        meta = json.loads(found.read_text())
+        if (meta.get("packages"), meta.get("seed")) == (n, seed):
+            meta["generator_path"] = str(gen)
+            return repo, meta  # the tools' caches in it survive: populating is all hits
     subprocess.run(
         [
             sys.executable,
@@ -740,6 +746,12 @@ def main(argv: list[str] | None = None) -> int:
         default=0.3,
         help="'others used the CPUs': more than this many cores on average",
     )
+    ap.add_argument(
+        "--reuse-repo",
+        action="store_true",
+        help="keep WORK/repos/nN (and the tools' caches in it) when it was generated with the "
+        "same size and seed: at N=1000 turbo's populating run alone takes minutes",
+    )
     ap.add_argument("--json", default=None, help="raw samples (default WORK/results-nN.json)")
     a = ap.parse_args(argv)
 
@@ -785,7 +797,7 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(report["facts"]), flush=True)
     sizes = [int(x) for x in str(a.packages).split(",")]
     for n in sizes:
-        repo, meta = make_repo(work, n, gen, a.seed, turbo_nm)
+        repo, meta = make_repo(work, n, gen, a.seed, turbo_nm, reuse=a.reuse_repo)
         logdir = work / "logs" / f"n{n}"
         logdir.mkdir(parents=True, exist_ok=True)
         print(f"== N={n} repo={repo} generator={gen.name} {json.dumps(meta)}", flush=True)
