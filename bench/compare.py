@@ -391,7 +391,10 @@ def bench_tool(
     runs_slow: int,
     logdir: Path,
     sampler: Sampler,
+    *,
+    keep: bool = False,
 ) -> dict[str, dict]:
+    """Each scenario of `scen` for one tool; `keep` (--reuse-repo) leaves its cache as found."""
     repo, env = tool.repo, tool.env
     hot = repo / meta["hot_leaf_file"]
     hot_text = hot.read_text()
@@ -416,7 +419,8 @@ def bench_tool(
         print(f"  {tool.name:6} {key:8} {fmt(res[key])}", flush=True)
 
     hot.write_text(hot_text)
-    tool.clean()
+    if not keep:
+        tool.clean()
     if "cold" in scen:
         report("cold", [build("cold", tool.clean, retry=False) for _ in range(runs_slow)])
     elif scen & {"warm", "restore", "edit", "dry"}:
@@ -749,8 +753,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--reuse-repo",
         action="store_true",
-        help="keep WORK/repos/nN (and the tools' caches in it) when it was generated with the "
-        "same size and seed: at N=1000 turbo's populating run alone takes minutes",
+        help="keep WORK/repos/nN and the tools' caches (not cleaned before or after) when it "
+        "was generated with the same size and seed: at N=1000 turbo's populating run alone "
+        "takes minutes",
     )
     ap.add_argument("--json", default=None, help="raw samples (default WORK/results-nN.json)")
     a = ap.parse_args(argv)
@@ -811,17 +816,19 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 raise SystemExit(f"compare: unknown tool {name}")
         fast = {"warm", "restore", "dry", "affected", "version"} & scen if a.interleave else set()
+        keep = a.reuse_repo
         for tool in runners:
             out[tool.name] = bench_tool(
-                tool, meta, scen - fast, a.runs, a.runs_slow, logdir, sampler
+                tool, meta, scen - fast, a.runs, a.runs_slow, logdir, sampler, keep=keep
             )
-            if not fast:
+            if not fast and not keep:
                 tool.clean()
         if fast:
             for name, got in bench_interleaved(runners, meta, fast, a.runs, logdir, sampler).items():
                 out[name].update(got)
             for tool in runners:
-                tool.clean()
+                if not keep:
+                    tool.clean()
         if "interp" in scen:
             out["interp"] = bench_interp(python, repo, env, a.runs, logdir, sampler)
         dest = Path(a.json) if a.json else work / f"results-n{'-'.join(map(str, sizes))}.json"
