@@ -186,13 +186,13 @@ class LayeredCache(LocalCache):
                     self._scratch = Path(tempfile.mkdtemp(prefix="vx-remote-"))
             scratch = Store(self._scratch)
             try:
-                scratch.put_bytes(unpacked.key, unpacked.artifact)
+                scratch.put_bytes(unpacked.key, unpacked.artifact, durable=False)
             except SaveFailed as err:
                 self._tell(f"{tid}: {err}; running it")
                 return scratch, None
             return scratch, entry
         try:
-            self.store.put_bytes(unpacked.key, unpacked.artifact)
+            self.store.put_bytes(unpacked.key, unpacked.artifact, durable=False)
             self.index.put_entry(
                 unpacked.key,
                 project=tid.project,
