@@ -113,8 +113,11 @@ class Store:
         is a miss, never a wrong output.
         """
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            write_atomic(self.artifact(key), data, durable=durable)
+            try:
+                write_atomic(self.artifact(key), data, durable=durable)
+            except FileNotFoundError:  # the store's first artifact: its directory is made once
+                self.directory.mkdir(parents=True, exist_ok=True)
+                write_atomic(self.artifact(key), data, durable=durable)
         except OSError as err:
             raise SaveFailed(str(self.artifact(key)), _reason(err)) from err
 

@@ -40,7 +40,11 @@ def write_atomic(
     temp = write_temp(path, data, mode=mode, durable=durable)
     try:
         placed = _place(temp, path) if exclusive else _replace(temp, path)
-    finally:
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+        raise
+    if exclusive:  # a link leaves the temp's name behind; a rename took it
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()
     if durable:
