@@ -66,16 +66,20 @@ class LayeredCache(LocalCache):
         self._emit: Callable[[Event], None] | None = None
         self._rlock = threading.Lock()
 
-    def attach(self, emit: Callable[[Event], None]) -> None:
-        """Send notices to `emit` from now on, and start fetching what the local cache lacks."""
-        self._emit = emit
-        self.layer.notify = lambda line: emit(Notice(f"[vx] {line}"))
+    def start(self) -> None:
+        """Start fetching every key the local cache lacks, as soon as the keys are known, so
+        the network waits overlap what the run still does before its first task."""
         if self.remote_read:
             self.layer.prefetch(
                 self.keys.keys[t]
                 for t in self.plan.order
                 if self.cached(t) and self.plan.nodes[t].runs and not self.predicted_hit(t)
             )
+
+    def attach(self, emit: Callable[[Event], None]) -> None:
+        """Send notices to `emit` from now on (a failure already met is told now)."""
+        self._emit = emit
+        self.layer.tell_to(lambda line: emit(Notice(f"[vx] {line}")))
 
     def cached(self, tid: TaskId) -> bool:
         if self.plan.nodes[tid].task.cache_spec is None:
