@@ -57,7 +57,7 @@ class LayeredCache(LocalCache):
     ) -> None:
         super().__init__(plan, keys, store=store, index=index, axes=axes)
         self.layer = layer
-        layer.decode = self._decode
+        layer.decode = self._decode  # it knows which entries a restore will read anyway
         self.remote_read = layer.read = axes.remote_read and index.off is None
         self.remote_write = layer.write = axes.remote_write and index.off is None
         self.deferred = deferred
