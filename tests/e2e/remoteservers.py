@@ -19,7 +19,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import pytest
 
@@ -271,9 +271,16 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+class BuildGrid(NamedTuple):
+    """A running `bgd server`: its grpc:// URL and its process (a test may kill it)."""
+
+    url: str
+    proc: subprocess.Popen[bytes]
+
+
 @contextlib.contextmanager
-def buildgrid_server(workdir: Path) -> Iterator[str]:
-    """A BuildGrid server with in-memory CAS and action cache; yields its grpc:// URL."""
+def buildgrid_server(workdir: Path) -> Iterator[BuildGrid]:
+    """A BuildGrid server with in-memory CAS and action cache on 127.0.0.1."""
     bgd = bgd_binary()
     port = free_port()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -292,7 +299,7 @@ def buildgrid_server(workdir: Path) -> Iterator[str]:
             if proc.poll() is not None or time.monotonic() > deadline:
                 pytest.fail("bgd did not start:\n" + (workdir / "bgd.log").read_text()[-2000:])
             time.sleep(0.2)
-        yield f"grpc://127.0.0.1:{port}"
+        yield BuildGrid(f"grpc://127.0.0.1:{port}", proc)
     finally:
         proc.kill()
         proc.wait(timeout=30)

@@ -27,7 +27,8 @@ def grpc_installed() -> None:
 def test_a_second_clone_hits_the_first_clones_uploads(tmp_path: Path) -> None:
     origin = make_git_workspace(tmp_path / "origin", files(plugin=PLUGIN))
     run = ["run", "build", "--all", "--output-logs=full"]
-    with buildgrid_server(tmp_path / "bgd") as url:
+    with buildgrid_server(tmp_path / "bgd") as server:
+        url = server.url
         env = {"VX_REAPI_URL": url}
         first = clone(origin, tmp_path / "one")
         ran = run_vx(run, first, env=env, home=tmp_path / "h1").assert_ok()
@@ -43,8 +44,8 @@ def test_a_second_clone_hits_the_first_clones_uploads(tmp_path: Path) -> None:
 @pytest.mark.usefixtures("grpc_installed")
 def test_a_stopped_server_leaves_the_run_green_with_one_notice(tmp_path: Path) -> None:
     origin = make_git_workspace(tmp_path / "origin", files(plugin=PLUGIN))
-    with buildgrid_server(tmp_path / "bgd") as url:
-        pass
+    with buildgrid_server(tmp_path / "bgd") as server:
+        url = server.url
     result = run_vx(["run", "build", "--all"], origin, env={"VX_REAPI_URL": url},
                     home=tmp_path / "h").assert_ok()  # fmt: skip
     [notice] = [line for line in result.err.splitlines() if "REAPI cache at" in line]
@@ -78,7 +79,8 @@ def test_an_entry_filed_under_another_key_is_refused(tmp_path: Path) -> None:
 
     origin = make_git_workspace(tmp_path / "origin", files(plugin=PLUGIN))
     run = ["run", "build", "--all", "--output-logs=full"]
-    with buildgrid_server(tmp_path / "bgd") as url:
+    with buildgrid_server(tmp_path / "bgd") as server:
+        url = server.url
         env = {"VX_REAPI_URL": url}
         first = clone(origin, tmp_path / "one")
         run_vx(run, first, env=env, home=tmp_path / "h1").assert_ok()

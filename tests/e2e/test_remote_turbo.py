@@ -195,6 +195,78 @@ def test_a_server_answering_badly_is_a_miss(tmp_path: Path, mode: str) -> None:
     assert_no_token(tmp_path, result)
 
 
+def hostile_archive(member: str) -> bytes:
+    """A vx-format `.tar.zst` whose one member escapes the project."""
+    import io
+    import tarfile
+
+    import zstandard
+
+    out = io.BytesIO()
+    with (
+        zstandard.ZstdCompressor().stream_writer(out, closefd=False) as z,
+        tarfile.open(fileobj=z, mode="w|", format=tarfile.PAX_FORMAT,
+                     pax_headers={"VX.format": "1"}) as tar,
+    ):  # fmt: skip
+        info = tarfile.TarInfo(member)
+        info.size = 4
+        tar.addfile(info, io.BytesIO(b"evil"))
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("manifest", ["honest", "empty"])
+def test_a_hostile_archive_in_an_honest_envelope_is_never_restored(
+    tmp_path: Path, manifest: str
+) -> None:
+    """An envelope anyone can seal (its SHA-256, key and digests all true) around an archive
+    whose member escapes: the restore's validator refuses it before a byte lands, the task
+    runs, and its upload replaces the entry. `honest` keeps the real entry's manifest (the
+    member is refused as it is read); `empty` claims no outputs (the archive is read whole
+    before the empty outputs may count as restored)."""
+    import xxhash
+
+    from vx.cache.manifest import ArtifactInfo
+    from vx.cache.remote.envelope import pack, unpack
+    from vx.cache.remote.turbo import TurboCache, TurboConfig
+
+    origin = make_git_workspace(tmp_path / "origin", files())
+    run = ["run", "build", "--all", "--output-logs=full"]
+    with turbo_server(tmp_path / "storage") as server:
+        env = env_for(server.url)
+        first = clone(origin, tmp_path / "one")
+        run_vx(run, first, env=env, home=tmp_path / "h1").assert_ok()
+        plan = run_vx([*run, "--dry=json"], first, env=env, home=tmp_path / "h1").assert_ok()
+        key = {t["id"]: t["hash"] for t in plan.json()["tasks"]}["a#build"]
+        client = TurboCache(TurboConfig(server.url, TOKEN, TEAM))
+        real = unpack(client.fetch(key) or b"", key)
+        art = hostile_archive("../../escape.txt")
+        info = ArtifactInfo(
+            len(art),
+            xxhash.xxh3_64_hexdigest(art),
+            real.info.manifest if manifest == "honest" else (),
+        )
+        fields = real._asdict()
+        for name in ("key", "artifact", "info"):
+            del fields[name]
+        client.store(key, pack(key, artifact=art, info=info, **fields), duration_ms=1.0)
+        second = clone(origin, tmp_path / "two")
+        result = run_vx(run, second, env=env, home=tmp_path / "h2").assert_ok()
+        third = clone(origin, tmp_path / "three")
+        healed = run_vx(run, third, env=env, home=tmp_path / "h3").assert_ok()
+    assert outcomes(result) == {
+        "a#build": "success",
+        "b#build": "restored-remote",
+        "c#build": "restored-remote",
+    }
+    assert list(tmp_path.rglob("escape.txt")) == []
+    assert [line for line in result.err.splitlines() if key in line] == [
+        f"[vx] a#build: cache entry {key} is unreadable; running it"
+    ]
+    assert (second / "packages/a/dist/out.txt").read_text() == "a\n"
+    assert set(outcomes(healed).values()) == {"restored-remote"}, "a's upload replaced it"
+    assert outputs(third)["packages/a/dist/out.txt"] == outputs(second)["packages/a/dist/out.txt"]
+
+
 def test_a_bad_signature_is_a_miss(tmp_path: Path) -> None:
     origin = make_git_workspace(tmp_path / "origin", files())
     with turbo_server(tmp_path / "storage", signature_key="server-side") as server:

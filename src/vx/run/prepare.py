@@ -470,6 +470,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
             ),
             deferred=deferrable(plan, Download(options.download)),
         )
+        layered.start()
     watch.mark("git, keys, cache")
     return PreparedRun(
         options=options,

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vx.cache.index import IndexOffError, LogChunk
+from vx.cache.manifest import CorruptArtifact
 from vx.cache.remote.base import Untrusted
 from vx.cache.store import SaveFailed, Store
 from vx.events import Notice, Stream
@@ -56,9 +57,11 @@ class LayeredCache(LocalCache):
     ) -> None:
         super().__init__(plan, keys, store=store, index=index, axes=axes)
         self.layer = layer
+        layer.decode = self._decode  # it knows which entries a restore will read anyway
         self.remote_read = layer.read = axes.remote_read and index.off is None
         self.remote_write = layer.write = axes.remote_write and index.off is None
         self.deferred = deferred
+        self._held_keys = frozenset(keys.keys[t] for t in deferred)
         self._remote: dict[TaskId, Unpacked] = {}
         self._held: dict[TaskId, Unpacked] = {}
         self._refused: set[TaskId] = set()  # their remote entries are replaced by this run's
@@ -66,16 +69,28 @@ class LayeredCache(LocalCache):
         self._emit: Callable[[Event], None] | None = None
         self._rlock = threading.Lock()
 
-    def attach(self, emit: Callable[[Event], None]) -> None:
-        """Send notices to `emit` from now on, and start fetching what the local cache lacks."""
-        self._emit = emit
-        self.layer.notify = lambda line: emit(Notice(f"[vx] {line}"))
+    def _decode(self, blob: bytes, key: str) -> Unpacked:
+        """Check a fetched entry (on the layer's threads). The archive itself is read here only
+        for an entry `--download` may hold: one restored at once is read member by member by
+        its restore, which moves nothing into place unless every member passes."""
+        from vx.cache.remote.envelope import unpack
+
+        return unpack(blob, key, archive=key in self._held_keys)
+
+    def start(self) -> None:
+        """Start fetching every key the local cache lacks, as soon as the keys are known, so
+        the network waits overlap what the run still does before its first task."""
         if self.remote_read:
             self.layer.prefetch(
                 self.keys.keys[t]
                 for t in self.plan.order
                 if self.cached(t) and self.plan.nodes[t].runs and not self.predicted_hit(t)
             )
+
+    def attach(self, emit: Callable[[Event], None]) -> None:
+        """Send notices to `emit` from now on (a failure already met is told now)."""
+        self._emit = emit
+        self.layer.tell_to(lambda line: emit(Notice(f"[vx] {line}")))
 
     def cached(self, tid: TaskId) -> bool:
         if self.plan.nodes[tid].task.cache_spec is None:
@@ -164,7 +179,27 @@ class LayeredCache(LocalCache):
         log = tuple((Stream(s), t) for s, t in unpacked.log)
         with self._lock:  # the local cache's: `mark_used` swaps the list under it
             self.used.append(unpacked.key)
-        return restore_outputs(store, self.index, entry, outputs, log)
+        result = restore_outputs(store, self.index, entry, outputs, log)
+        if result is RestoreResult.UP_TO_DATE and unpacked.key not in self._held_keys:
+            result = self._read_through(store, entry)
+        if result is RestoreResult.CORRUPT:  # the re-run's upload replaces the server's entry
+            with self._rlock:
+                self._refused.add(tid)
+        return result
+
+    def _read_through(self, store: Store, entry: Entry) -> RestoreResult:
+        """Read an entry whose outputs were already in place through the validator, since
+        `_decode` left that to a restore that did not happen: no remote artifact stays in a
+        store unread. A bad one is dropped, as a restore drops it."""
+        try:
+            store.verify(entry.key, entry.artifact)
+        except CorruptArtifact as err:
+            if not err.blocked:
+                with contextlib.suppress(OSError):
+                    self.index.drop_entry(entry.key)
+                store.discard(entry.key)
+            return RestoreResult.CORRUPT
+        return RestoreResult.UP_TO_DATE
 
     def _keep(self, tid: TaskId, unpacked: Unpacked) -> tuple[Store, Entry | None]:
         from vx.cache.index import Entry
@@ -186,13 +221,13 @@ class LayeredCache(LocalCache):
                     self._scratch = Path(tempfile.mkdtemp(prefix="vx-remote-"))
             scratch = Store(self._scratch)
             try:
-                scratch.put_bytes(unpacked.key, unpacked.artifact)
+                scratch.put_bytes(unpacked.key, unpacked.artifact, durable=False)
             except SaveFailed as err:
                 self._tell(f"{tid}: {err}; running it")
                 return scratch, None
             return scratch, entry
         try:
-            self.store.put_bytes(unpacked.key, unpacked.artifact)
+            self.store.put_bytes(unpacked.key, unpacked.artifact, durable=False)
             self.index.put_entry(
                 unpacked.key,
                 project=tid.project,

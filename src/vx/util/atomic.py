@@ -23,6 +23,7 @@ def write_atomic(
     *,
     mode: int = 0o644,
     exclusive: bool = False,
+    durable: bool = True,
 ) -> bool:
     """Write `data` (or let a writer fill the file) to `path` through a temp beside it.
 
@@ -30,19 +31,32 @@ def write_atomic(
     old file or the new one. With `exclusive`, an existing `path` wins and the new bytes are
     dropped (returns False): two writers of one cache key keep the first. The temp is removed
     on every failure, an interrupt included.
+
+    `durable=False` skips both fsyncs, for a copy of bytes kept elsewhere whose reader checks
+    them anyway: the rename still means no reader ever sees a torn file while the system runs,
+    and only a power loss could leave one, which that reader then refuses.
     """
-    temp = write_temp(path, data, mode=mode)
+    temp = write_temp(path, data, mode=mode, durable=durable)
     try:
         placed = _place(temp, path) if exclusive else _replace(temp, path)
-    finally:
+    except BaseException:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()
-    fsync_dir(path.parent)
+        raise
+    if exclusive:  # a link leaves the temp's name behind; a rename took it
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+    if durable:
+        fsync_dir(path.parent)
     return placed
 
 
 def write_temp(
-    path: Path, data: bytes | str | Callable[[IO[bytes]], None], *, mode: int = 0o644
+    path: Path,
+    data: bytes | str | Callable[[IO[bytes]], None],
+    *,
+    mode: int = 0o644,
+    durable: bool = True,
 ) -> Path:
     """A synced temp beside `path` holding `data`, for a caller that renames it in later.
 
@@ -58,7 +72,8 @@ def write_temp(
                 fh.write(data.encode() if isinstance(data, str) else data)
             fh.flush()
             os.fchmod(fh.fileno(), mode)
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()

@@ -400,3 +400,22 @@ def test_anything_but_a_regular_file_in_an_artifacts_place_is_a_miss_never_a_wai
     assert len(reasons) == 3, out + err
     assert set(reasons) <= {"not a regular file", "unreadable (ELOOP)"}, reasons
     assert [p.name for p in project.iterdir()] == ["dist"]
+
+
+@pytest.mark.parametrize("durable", [True, False], ids=["synced", "unsynced"])
+def test_put_bytes_makes_the_store_and_replaces_what_lies_there(
+    tmp_path: Path, project: Path, durable: bool
+) -> None:
+    """A remote hit's artifact lands in a store not yet made, then over a stale leftover."""
+    source = Store(tmp_path / "source")
+    info = source.put(KEY, ["dist/a.js", "dist/bin"], project)
+    data = source.artifact(KEY).read_bytes()
+    store = Store(tmp_path / "not" / "yet" / "made")
+    store.put_bytes(KEY, b"a stale leftover", durable=durable)
+    store.put_bytes(KEY, data, durable=durable)
+    assert sorted(p.name for p in store.directory.iterdir()) == [KEY + ARTIFACT_SUFFIX]
+    out = tmp_path / "out"
+    out.mkdir()
+    store.restore(KEY, out, info)
+    assert (out / "dist" / "a.js").read_text() == "console.log(1)\n"
+    assert os.access(out / "dist" / "bin", os.X_OK)

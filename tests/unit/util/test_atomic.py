@@ -30,10 +30,11 @@ def names(directory: Path) -> list[str]:
     ],
     ids=["bytes", "str", "writer"],
 )
-def test_write_replaces_the_file_whole(tmp_path: Path, data, want: bytes) -> None:
+@pytest.mark.parametrize("durable", [True, False], ids=["synced", "unsynced"])
+def test_write_replaces_the_file_whole(tmp_path: Path, data, want: bytes, durable: bool) -> None:
     path = tmp_path / "f.json"
     path.write_text("old")
-    assert write_atomic(path, data, mode=0o640)
+    assert write_atomic(path, data, mode=0o640, durable=durable)
     assert path.read_bytes() == want
     assert path.stat().st_mode & 0o777 == 0o640
     assert names(tmp_path) == ["f.json"]

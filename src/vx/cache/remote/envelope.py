@@ -8,7 +8,7 @@ log a hit replays. `unpack` checks the SHA-256 before it reads anything else, th
 then the artifact's size and digest against the header, and only then reads the archive
 through the same validator a local restore uses (absolute paths, `..`, escaping symlinks,
 members the manifest does not list): what it returns may be stored and restored as a local
-entry is.
+entry is. An entry restored at once may skip that last read, since the restore makes it.
 """
 
 from __future__ import annotations
@@ -79,8 +79,13 @@ def pack(
     return _MAGIC + hashlib.sha256(rest).hexdigest().encode() + b"\n" + rest
 
 
-def unpack(blob: bytes, key: str) -> Unpacked:
-    """The entry in `blob`, checked whole; Untrusted (with why) for anything else."""
+def unpack(blob: bytes, key: str, *, archive: bool = True) -> Unpacked:
+    """The entry in `blob`, checked whole; Untrusted (with why) for anything else.
+
+    `archive=False` leaves out the read of the archive itself, for an entry restored at once:
+    the restore reads it through the same validator, member by member, before anything it
+    holds is moved into place, so reading it here too would only decompress it twice.
+    """
     if len(blob) < _HEAD + _LEN.size or not blob.startswith(_MAGIC) or blob[_HEAD - 1] != 0x0A:
         raise Untrusted("not a vx remote entry (or one from another vx version)")
     rest = memoryview(blob)[_HEAD:]
@@ -99,7 +104,8 @@ def unpack(blob: bytes, key: str) -> Unpacked:
     artifact, info = unpacked.artifact, unpacked.info
     if len(artifact) != info.size or xxhash.xxh3_64_hexdigest(artifact) != info.digest:
         raise Untrusted("its artifact's size or digest differs from its header")
-    _validate(artifact, info, key)
+    if archive:
+        _validate(artifact, info, key)
     return unpacked
 
 

@@ -52,8 +52,17 @@ class RemoteLayer(Generic[T]):
         self._lock = threading.Lock()
         self._down = False
         self._told = False
+        self._untold: str | None = None  # the notice a failure before `tell_to` left
         self.failures = 0
         self.uploaded = 0
+
+    def tell_to(self, notify: Callable[[str], None]) -> None:
+        """Send the layer's notice to `notify` from now on, and the one it already has."""
+        with self._lock:
+            self.notify = notify
+            line, self._untold = self._untold, None
+        if line is not None:
+            notify(line)
 
     def prefetch(self, keys: Iterable[str]) -> None:
         """Start fetching `keys` now, in order, so the task that needs one rarely waits."""
@@ -148,8 +157,12 @@ class RemoteLayer(Generic[T]):
             if self._told:
                 return
             self._told = True
-        if self.notify is not None:
-            self.notify(
+            line = (
                 f"{self.remote.label}: {err} — the run goes on with the local cache"
                 " (further remote errors are not shown)"
             )
+            notify = self.notify
+            if notify is None:  # the run's output is not up yet: `tell_to` sends it
+                self._untold = line
+                return
+        notify(line)

@@ -140,3 +140,17 @@ def test_a_hostile_archive_with_an_honest_header_is_refused(
     header.update(size=len(art), digest=xxhash.xxh3_64_hexdigest(art), manifest="[]")
     with pytest.raises(Untrusted, match=why):
         unpack(reseal(rest_of(header, art)), KEY)
+
+
+def test_without_the_archive_read_only_the_envelope_is_checked(tmp_path: Path) -> None:
+    """An entry restored at once leaves its archive to the restore's validator: unpack then
+    checks the seal, the key and the artifact's digest, and returns the archive unread."""
+    header, _ = header_of(blob(tmp_path))
+    art = hostile("../escape.txt")
+    header.update(size=len(art), digest=xxhash.xxh3_64_hexdigest(art), manifest="[]")
+    sealed = reseal(rest_of(header, art))
+    assert unpack(sealed, KEY, archive=False).artifact == art
+    with pytest.raises(Untrusted, match=r"\.\."):
+        unpack(sealed, KEY)
+    with pytest.raises(Untrusted, match="does not match its content"):
+        unpack(sealed[:-1] + bytes([sealed[-1] ^ 1]), KEY, archive=False)
