@@ -157,20 +157,27 @@ def _cut_members(text: str, dirs: list[str]) -> str:
 
 
 def _without_groups(text: str, shown: str) -> str:
-    """`text` without its dependency groups (and uv's older dev-dependencies and default
-    groups): what only they install is what `--production` leaves out."""
-    cut = tomltext.drop_tables(text, lambda n: n.split(".")[0] == "dependency-groups")
-    for key in ("dev-dependencies", "default-groups"):
+    """`text` without its dependency groups (and uv's older dev-dependencies, default groups
+    and per-group settings, which uv refuses once the groups they name are gone): what only
+    they install is what `--production` leaves out."""
+    cut = tomltext.drop_tables(text, _group_table)
+    for key in ("dev-dependencies", "default-groups", "dependency-groups"):
         cut = tomltext.drop_key(cut, "tool.uv", key)
     doc = _toml(cut, shown)
     tool_uv = doc.get("tool", {}).get("uv", {})
-    if "dependency-groups" in doc or "dev-dependencies" in tool_uv:
+    if "dependency-groups" in doc or {"dev-dependencies", "dependency-groups"} & set(tool_uv):
         raise UserError(
             ErrorCode.CONFIG,
             f"vx prune --production: {shown} lists dependency groups in a form vx cannot cut"
             " — write them as a [dependency-groups] table",
         )
     return cut
+
+
+def _group_table(name: str) -> bool:
+    """Whether a table only dependency groups need: `[dependency-groups]` and uv's
+    `[tool.uv.dependency-groups]` settings, with their sub-tables."""
+    return (name + ".").startswith(("dependency-groups.", "tool.uv.dependency-groups."))
 
 
 def _dynamic_files(text: str, rel_dir: str) -> list[str]:
