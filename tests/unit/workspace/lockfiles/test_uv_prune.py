@@ -226,3 +226,35 @@ def test_group_settings_vx_cannot_cut_are_refused(tmp_path: Path) -> None:
     assert app is not None
     with pytest.raises(UserError, match=r"packages/app/pyproject.toml lists dependency groups"):
         plan(ws, [app], production=True)
+
+
+def test_a_bound_vx_cannot_combine_stays_and_says_so(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    member = root / "packages/app/pyproject.toml"
+    member.write_text(member.read_text().replace('">=3.9"', '">=3.9, !=3.9.1"'))
+    ws = load_workspace(root)
+    app = ws.project("app")
+    assert app is not None
+    found = plan(ws, [app], production=False)
+    assert 'requires-python = ">=3.10, <4"\n' in found.rendered["uv.lock"].decode()
+    note = (
+        "uv.lock: requires-python kept as >=3.10, <4 — vx cannot combine the form"
+        " packages/app/pyproject.toml uses; if uv sync --locked then refuses, run uv lock in"
+        " the output"
+    )
+    assert found.notes == (note,)
+
+
+def test_a_dynamic_file_that_is_not_a_string_names_nothing(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    member = root / "packages/app/pyproject.toml"
+    member.write_text(
+        member.read_text() + "\n[tool.setuptools.dynamic]\ndependencies = { file = 5 }\n"
+        'optional-dependencies = { cli = { file = [7, "extra.txt"] } }\n'
+    )
+    (root / "packages/app/extra.txt").write_text("iniconfig\n")
+    ws = load_workspace(root)
+    app = ws.project("app")
+    assert app is not None
+    found = plan(ws, [app], production=False)
+    assert found.rendered["packages/app/extra.txt"] == b"iniconfig\n"
