@@ -4,7 +4,9 @@ uv checks a `--locked` sync against the pyproject files: the lock's member list,
 `requires-python` (the intersection of the members') and each member's requirements must
 match them. So the root's `[tool.uv.workspace] members` becomes the kept directories, the
 lock is pruned to them (lockfiles/uv_prune.py) with `requires-python` recomputed, and under
-`production` the kept pyproject files lose their dependency groups, as the lock does.
+`production` the kept pyproject files lose their dependency groups, as the lock does. The
+local packages the kept lock installs besides the members (path and editable sources) are
+named for copying, since uv reads them too.
 """
 
 from __future__ import annotations
