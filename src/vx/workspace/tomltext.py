@@ -19,6 +19,15 @@ _KEY = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
 _DOTTED = rf"{_KEY}(?:[ \t]*\.[ \t]*{_KEY})*"
 _HEADER = re.compile(rf"[ \t]*\[\[?[ \t]*({_DOTTED})[ \t]*\]\]?[ \t]*(?:#.*)?$")
 _KEY_VALUE = re.compile(rf"[ \t]*{_DOTTED}[ \t]*=[ \t]*")
+_SIGNIFICANT = re.compile(r"[\"'#\[\]{}\n]")
+# From just past a string's opening quote to just past its closing one (escapes in basic
+# strings skipped; a string left open runs to the end of the text).
+_STRING_END = {
+    '"': re.compile(r'(?:[^"\\\n]|\\.)*(?:"|$)', re.MULTILINE),
+    "'": re.compile(r"[^'\n]*(?:'|$)", re.MULTILINE),
+    '"""': re.compile(r'(?:[^\\]|\\.)*?(?:"""|\Z)', re.DOTALL),
+    "'''": re.compile(r"(?:.)*?(?:'''|\Z)", re.DOTALL),
+}
 
 
 class Span(NamedTuple):
@@ -68,21 +77,24 @@ def spans(lines: list[str]) -> list[Span]:
 
 def _value_end(text: str, pos: int) -> int:
     """Where the value starting at `pos` ends: past its closing bracket for an array or inline
-    table (strings and comments skipped), else at the end of its line."""
+    table (strings and comments skipped), else at the end of its line. Jumps from one
+    character that matters to the next, since a long uv.lock has many lines of arrays."""
     depth = 0
     at = pos
-    while at < len(text):
+    while True:
+        found = _SIGNIFICANT.search(text, at)
+        if found is None:
+            return len(text)
+        at = found.start()
         char = text[at]
         if char in "\"'":
             quote = text[at : at + 3] if text[at : at + 3] in ('"""', "'''") else char
-            at += len(quote)
-            while at < len(text) and not text.startswith(quote, at):
-                at += 2 if char == '"' and text[at] == "\\" else 1
-            at += len(quote)
+            closing = _STRING_END[quote].match(text, at + len(quote))
+            at = closing.end() if closing is not None else len(text)
             continue
         if char == "#":
-            while at < len(text) and text[at] != "\n":
-                at += 1
+            newline = text.find("\n", at)
+            at = newline if newline != -1 else len(text)
             continue
         if char in "[{":
             depth += 1
@@ -90,10 +102,9 @@ def _value_end(text: str, pos: int) -> int:
             depth -= 1
             if depth == 0:
                 return at + 1
-        elif char == "\n" and depth == 0:
+        elif depth == 0:  # a newline outside any bracket
             return at
         at += 1
-    return at
 
 
 def _find_key(lines: list[str], table: str | None, key: str) -> tuple[int, int] | None:

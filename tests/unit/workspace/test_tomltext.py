@@ -78,7 +78,10 @@ def test_drop_tables_cuts_header_to_next_header() -> None:
 
 
 def test_an_indented_header_is_a_table_and_an_array_line_is_not() -> None:
-    text = '  [tool.uv.workspace]\nmembers = [\n    ["a"]\n]\n\t[ "x" . y ] # c\nz = 1\n'
+    text = (
+        '  [tool.uv.workspace]\nmembers = [\n    ["a"]\n]\nnote = """\n[not.a.table]\n"""\n'
+        '\t[ "x" . y ] # c\nz = 1\n'
+    )
     assert [s.name for s in spans(text.splitlines(keepends=True))] == [
         "tool.uv.workspace",
         "x.y",

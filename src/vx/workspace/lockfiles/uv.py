@@ -130,13 +130,12 @@ def _direct(edges: list[tuple[str, str, bool]]) -> dict[str, Dep]:
         found[target] = found.get(target, True) and dev
     out: dict[str, Dep] = {}
     for name, found in targets.items():
-        for target, dev in found.items():
+        # A package id reads `name==version@source`; a member link has no version.
+        versions = [t.partition("==")[2].partition("@")[0] for t in found]
+        for (target, dev), version in zip(found.items(), versions, strict=True):
             key = name
-            if len(found) > 1:
-                version = target.split("==", 1)[1].split("@", 1)[0] if "==" in target else ""
-                key = f"{name}=={version}"
-                if key in out or sum(t.startswith(f"{name}=={version}@") for t in found) > 1:
-                    key = target  # one version from several sources: the id tells them apart
+            if len(found) > 1:  # one version from several sources: the id tells them apart
+                key = f"{name}=={version}" if versions.count(version) == 1 else target
             out[key] = Dep(target, dev)
     return out
 
