@@ -258,3 +258,31 @@ def test_a_dynamic_file_that_is_not_a_string_names_nothing(tmp_path: Path) -> No
     assert app is not None
     found = plan(ws, [app], production=False)
     assert found.rendered["packages/app/extra.txt"] == b"iniconfig\n"
+
+
+@pytest.mark.parametrize("where", ["wheels/foo-1.0-py3-none-any.whl", "../foo-1.0.tar.gz"])
+def test_a_local_archive_the_lock_installs_is_copied_or_refused(tmp_path: Path, where: str) -> None:
+    root = _copy(tmp_path)
+    lock = root / "uv.lock"
+    text = lock.read_text().replace(
+        'dependencies = [\n    { name = "lib" },\n]',
+        'dependencies = [\n    { name = "foo" },\n    { name = "lib" },\n]',
+        1,
+    )
+    lock.write_text(
+        f'{text}\n[[package]]\nname = "foo"\nversion = "1.0"\nsource = {{ path = "{where}" }}\n'
+    )
+    (root / "wheels").mkdir()
+    (root / "wheels/foo-1.0-py3-none-any.whl").write_bytes(b"PK")
+    ws = load_workspace(root)
+    app = ws.project("app")
+    assert app is not None
+    if where.startswith("../"):
+        with pytest.raises(
+            UserError, match=r"foo comes from \.\./foo-1\.0\.tar\.gz, outside the workspace root"
+        ):
+            plan(ws, [app], production=False)
+        return
+    found = plan(ws, [app], production=False)
+    assert found.rendered[where] == b"PK"
+    assert "foo" in _names(found.rendered["uv.lock"].decode())
