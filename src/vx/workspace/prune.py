@@ -97,7 +97,7 @@ def prune(
 
         found = plan(ws, chosen, production=production)
         kept, written, lockfiles = found.kept, found.rendered, list(found.lockfiles)
-        notes = found.notes
+        notes, sources = found.notes, found.sources
         _check_out_dir(ws, out_dir)
         projects = [p for p in ws.projects if p.name in kept and not p.is_root]
     else:
@@ -115,8 +115,8 @@ def prune(
         projects = [p for p in ws.projects if p.name in kept and not p.is_root]
         dirs = sorted(p.rel_dir for p in projects)
         written = _render(ws, projects, dirs, strike, manifests, lockfiles)
-        notes = ()
-    files = _project_files(ws, projects, env)
+        notes, sources = (), ()
+    files = _project_files(ws, projects, env, sources)
     count = 0
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
@@ -275,14 +275,18 @@ def _pnpm_workspace(text: str, dirs: list[str]) -> str:
 
 
 def _project_files(
-    ws: Workspace, projects: list[Project], env: Mapping[str, str] | None
+    ws: Workspace,
+    projects: list[Project],
+    env: Mapping[str, str] | None,
+    sources: Sequence[str] = (),
 ) -> list[str]:
-    """Every file of the kept projects and the root's files, as git lists them."""
+    """Every file of the kept projects, of the local package directories `sources` the lock
+    installs, and the root's files, as git lists them."""
     tracked = git.ls_files_stage(ws.root, env=env)
     state = git.status(ws.root, env=env)
     every = sorted((set(tracked) - state.deleted) | state.untracked)
     others = [p.rel_dir for p in ws.projects if not p.is_root and p not in projects]
-    wanted = [p.rel_dir for p in projects]
+    wanted = [*(p.rel_dir for p in projects), *sources]
     out: list[str] = [f for f in every if f in ROOT_FILES or f.startswith(INSTALL_DIRS)]
     for path in every:
         owner = _deepest(path, [*wanted, *others])

@@ -4,7 +4,9 @@ uv checks a `--locked` sync against the pyproject files: the lock's member list,
 `requires-python` (the intersection of the members') and each member's requirements must
 match them. So the root's `[tool.uv.workspace] members` becomes the kept directories, the
 lock is pruned to them (lockfiles/uv_prune.py) with `requires-python` recomputed, and under
-`production` the kept pyproject files lose their dependency groups, as the lock does.
+`production` the kept pyproject files lose their dependency groups, as the lock does. The
+local packages the kept lock installs besides the members (path and editable sources) are
+named for copying, since uv reads them too.
 """
 
 from __future__ import annotations
@@ -28,17 +30,21 @@ if TYPE_CHECKING:
     from vx.workspace.model import Project, Workspace
 
 _CLAUSE = re.compile(r"\s*(>=|<=|>|<|~=)\s*([0-9]+(?:\.[0-9]+)*)\s*$")
+# uv.lock sources that name a path on disk (a directory, or an archive for `path`).
+_LOCAL_SOURCES = ("editable", "directory", "path")
 
 
 class UvPlan(NamedTuple):
     """What a uv prune keeps, the files it writes into every layer (root-relative path →
-    bytes: what it rewrote, and the files a member's dynamic metadata reads), the lockfiles,
-    and notes for the user."""
+    bytes: what it rewrote, the files a member's dynamic metadata reads, a local archive the
+    lock installs), the lockfiles, notes for the user, and the root-relative directories of
+    the local packages the lock installs besides the members (copied like a member)."""
 
     kept: set[str]
     rendered: dict[str, bytes]
     lockfiles: tuple[str, ...]
     notes: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
 
 
 def plan(ws: Workspace, chosen: Sequence[Project], *, production: bool) -> UvPlan:
@@ -79,9 +85,13 @@ def plan(ws: Workspace, chosen: Sequence[Project], *, production: bool) -> UvPla
                 rendered.setdefault(rel, (ws.root / rel).read_bytes())
     if lock_text is None:
         return UvPlan(kept, rendered, ())
-    bounds = [_requires_python(t, rel) for rel, t in texts.items() if rel != "." or root_is_member]
+    declared = {
+        rel: _requires_python(t, rel) for rel, t in texts.items() if rel != "." or root_is_member
+    }
+    bounds = list(declared.values())
     was = _toml(lock_text, uv.NAME).get("requires-python")
     bound = intersect(bounds)
+    unread = sorted(_shown(r) for r, spec in declared.items() if spec and _range([spec]) is None)
     if bound is not None and isinstance(was, str) and same_range(was, bound):
         bound = None  # the same bound: uv's own spelling of it stays
     try:
@@ -91,6 +101,19 @@ def plan(ws: Workspace, chosen: Sequence[Project], *, production: bool) -> UvPla
     except LockfileError as exc:
         raise UserError(ErrorCode.CONFIG, f"vx prune: {exc}") from None
     rendered[uv.NAME] = pruned.encode()
+    sources: list[str] = []
+    for rel in _local_sources(pruned, {".", *dirs}):
+        path = ws.root / rel
+        if path.is_file():
+            rendered.setdefault(rel, path.read_bytes())
+        elif (path / PYPROJECT).is_file():
+            sources.append(rel)
+            text = (path / PYPROJECT).read_text("utf-8")
+            for dynamic in _dynamic_files(text, rel):
+                if (ws.root / dynamic).is_file():
+                    rendered.setdefault(dynamic, (ws.root / dynamic).read_bytes())
+        elif path.is_dir():
+            sources.append(rel)
     notes: tuple[str, ...] = ()
     if bound is not None and isinstance(was, str):
         # uv checks the bound against the members, so it must move; the versions do not.
@@ -99,7 +122,43 @@ def plan(ws: Workspace, chosen: Sequence[Project], *, production: bool) -> UvPla
             f" uv resolved the locked versions for {was}, so build on a Python it allows"
         )
         notes = (note,)
-    return UvPlan(kept, rendered, (uv.NAME,), notes)
+    elif (
+        unread and isinstance(was, str) and len(projects) < sum(not p.is_root for p in ws.projects)
+    ):
+        # `!=`, `==3.11.*`: no intersection here, so a bound a left-out member held may stay.
+        note = (
+            f"{uv.NAME}: requires-python kept as {was} — vx cannot combine the form"
+            f" {unread[0]} uses; if uv sync --locked then refuses, run uv lock in the output"
+        )
+        notes = (note,)
+    return UvPlan(kept, rendered, (uv.NAME,), notes, tuple(sources))
+
+
+def _local_sources(lock_text: str, members: set[str]) -> list[str]:
+    """The root-relative paths of the local packages (path, directory and editable sources)
+    the pruned lock installs besides the members `members`: `uv sync --locked` reads them, so
+    they go into the output. One outside the workspace root is refused: the output could not
+    hold it where the lock says."""
+    packages = _toml(lock_text, uv.NAME).get("package")
+    out: list[str] = []
+    for pkg in packages if isinstance(packages, list) else ():
+        source = pkg.get("source") if isinstance(pkg, dict) else None
+        if not isinstance(source, dict):
+            continue
+        where = next((source[k] for k in _LOCAL_SOURCES if isinstance(source.get(k), str)), None)
+        if where is None:
+            continue
+        rel = posixpath.normpath(where)
+        if rel in members:
+            continue
+        if posixpath.isabs(rel) or rel == ".." or rel.startswith("../"):
+            raise UserError(
+                ErrorCode.CONFIG,
+                f"vx prune: {uv.NAME}: {pkg.get('name')} comes from {where}, outside the"
+                " workspace root, which the pruned output cannot hold — move it under the root",
+            )
+        out.append(rel)
+    return sorted(set(out))
 
 
 def _shown(rel_dir: str) -> str:
@@ -157,20 +216,27 @@ def _cut_members(text: str, dirs: list[str]) -> str:
 
 
 def _without_groups(text: str, shown: str) -> str:
-    """`text` without its dependency groups (and uv's older dev-dependencies and default
-    groups): what only they install is what `--production` leaves out."""
-    cut = tomltext.drop_tables(text, lambda n: n.split(".")[0] == "dependency-groups")
-    for key in ("dev-dependencies", "default-groups"):
+    """`text` without its dependency groups (and uv's older dev-dependencies, default groups
+    and per-group settings, which uv refuses once the groups they name are gone): what only
+    they install is what `--production` leaves out."""
+    cut = tomltext.drop_tables(text, _group_table)
+    for key in ("dev-dependencies", "default-groups", "dependency-groups"):
         cut = tomltext.drop_key(cut, "tool.uv", key)
     doc = _toml(cut, shown)
     tool_uv = doc.get("tool", {}).get("uv", {})
-    if "dependency-groups" in doc or "dev-dependencies" in tool_uv:
+    if "dependency-groups" in doc or {"dev-dependencies", "dependency-groups"} & set(tool_uv):
         raise UserError(
             ErrorCode.CONFIG,
             f"vx prune --production: {shown} lists dependency groups in a form vx cannot cut"
             " — write them as a [dependency-groups] table",
         )
     return cut
+
+
+def _group_table(name: str) -> bool:
+    """Whether a table only dependency groups need: `[dependency-groups]` and uv's
+    `[tool.uv.dependency-groups]` settings, with their sub-tables."""
+    return (name + ".").startswith(("dependency-groups.", "tool.uv.dependency-groups."))
 
 
 def _dynamic_files(text: str, rel_dir: str) -> list[str]:
@@ -185,8 +251,10 @@ def _dynamic_files(text: str, rel_dir: str) -> list[str]:
     out: list[str] = []
     for spec in specs:
         named = spec.get("file") if isinstance(spec, dict) else None
-        for name in [named] if isinstance(named, str) else named or ():
-            rel = posixpath.normpath(posixpath.join(rel_dir, str(name)))
+        listed = [named] if isinstance(named, str) else named if isinstance(named, list) else []
+        # Anything but a string names no file: setuptools reports that when uv builds.
+        for name in (n for n in listed if isinstance(n, str)):
+            rel = posixpath.normpath(posixpath.join(rel_dir, name))
             if rel != ".." and not rel.startswith(("../", "/")):
                 out.append(rel)
     return out

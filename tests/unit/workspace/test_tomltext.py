@@ -75,3 +75,34 @@ def test_drop_tables_cuts_header_to_next_header() -> None:
     out = drop_tables(TEXT, lambda name: name.split(".")[0] == "dependency-groups")
     assert "dependency-groups" not in tomllib.loads(out)
     assert out == TEXT[: TEXT.index("[dependency-groups]")]
+
+
+def test_an_indented_header_is_a_table_and_an_array_line_is_not() -> None:
+    text = (
+        '  [tool.uv.workspace]\nmembers = [\n    ["a"]\n]\nnote = """\n[not.a.table]\n"""\n'
+        '\t[ "x" . y ] # c\nz = 1\n'
+    )
+    assert [s.name for s in spans(text.splitlines(keepends=True))] == [
+        "tool.uv.workspace",
+        "x.y",
+    ]
+    out = replace_array(text, "tool.uv.workspace", "members", ["b"])
+    assert out is not None
+    assert tomllib.loads(out)["tool"]["uv"]["workspace"]["members"] == ["b"]
+
+
+def test_replace_array_keeps_crlf_line_endings() -> None:
+    text = '[tool.uv.workspace]\r\nmembers = ["a"]\r\nexclude = []\r\n'
+    out = replace_array(text, "tool.uv.workspace", "members", ["b", "c"])
+    assert (
+        out == '[tool.uv.workspace]\r\nmembers = [\r\n    "b",\r\n    "c",\r\n]\r\nexclude = []\r\n'
+    )
+
+
+def test_drop_tables_keeps_the_comment_above_the_next_header() -> None:
+    text = "[a]\nx = 1\n\n# about b\n# more\n[b]\ny = 2\n# trailing\n"
+    out = drop_tables(text, lambda name: name in ("a", "b"))
+    assert out == "# about b\n# more\n"
+    assert (
+        drop_tables(text, lambda name: name == "a") == "# about b\n# more\n[b]\ny = 2\n# trailing\n"
+    )

@@ -55,7 +55,7 @@ def read(text: str) -> LockGraph:
             edges = _edges(pkg, by_name, member_dir)
             where = member_dir.get(pid)
             if where is not None:
-                importers[where] = {n: Dep(t, dev) for n, t, dev in edges}
+                importers[where] = _direct(edges)
                 continue
             nodes[pid] = Node(
                 str(pkg["name"]),
@@ -117,6 +117,26 @@ def _edges(
                     continue
                 member = member_dir.get(pid)
                 out.append((str(entry["name"]), link_to(member) if member else pid, dev))
+    return out
+
+
+def _direct(edges: list[tuple[str, str, bool]]) -> dict[str, Dep]:
+    """A member's direct dependencies from its edges: one entry per locked target, so two
+    versions of a package split by a marker both stay (keyed `name==version` then), and a
+    target is dev only when every list naming it is a dependency group."""
+    targets: dict[str, dict[str, bool]] = {}
+    for name, target, dev in edges:
+        found = targets.setdefault(name, {})
+        found[target] = found.get(target, True) and dev
+    out: dict[str, Dep] = {}
+    for name, found in targets.items():
+        # A package id reads `name==version@source`; a member link has no version.
+        versions = [t.partition("==")[2].partition("@")[0] for t in found]
+        for (target, dev), version in zip(found.items(), versions, strict=True):
+            key = name
+            if len(found) > 1:  # one version from several sources: the id tells them apart
+                key = f"{name}=={version}" if versions.count(version) == 1 else target
+            out[key] = Dep(target, dev)
     return out
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vx.workspace.lockfiles.model import LockfileError, closure, member_edges
+from vx.workspace.lockfiles.model import LockfileError, closure, member_edges, reachable
 from vx.workspace.lockfiles.read import read_lockfile
 
 DATA = Path(__file__).parent / "data"
@@ -71,6 +71,22 @@ def test_uv_closures_and_member_edges() -> None:
     ]
     assert member_edges(graph)["packages/a"] == ("packages/b",)
     assert "requires-python" in graph.install
+
+
+def test_uv_keeps_every_version_a_marker_splits_and_dev_only_when_only_a_group() -> None:
+    """data/uv_markers: app locks idna 2.10 below Python 3.10 and 3.20 from it, and six both
+    as a dependency and in its `dev` group (so six is not dev only)."""
+    text = (DATA / "uv_markers/uv.lock").read_bytes()
+    graph = read_lockfile("uv.lock", text, {})
+    assert _names(closure(graph, "packages/app")) == [
+        ("idna", "2.10", "idna==2.10"),
+        ("idna", "3.20", "idna==3.20"),
+        ("six", "1.16.0", "six"),
+    ]
+    production = reachable(graph, {"packages/app"}, production=True)
+    assert sorted(graph.nodes[p].name for p in production) == ["idna", "idna", "six"]
+    moved = read_lockfile("uv.lock", text.replace(b'version = "2.10"', b'version = "2.9"'), {})
+    assert closure(moved, "packages/app") != closure(graph, "packages/app")
 
 
 def test_install_wide_sections_are_kept_as_written() -> None:

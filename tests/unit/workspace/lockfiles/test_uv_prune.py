@@ -172,3 +172,117 @@ def test_a_bound_that_stays_keeps_uvs_spelling_and_says_nothing(tmp_path: Path) 
         " uv resolved the locked versions for >=3.10, <4, so build on a Python it allows"
     )
     assert widened.notes == (note,)
+
+
+def _uv_check(root: Path, tmp_path: Path) -> str | None:
+    """`uv lock --check --offline` in `root`: its complaint, None when it accepts the tree."""
+    uv = _uv()
+    if uv is None:
+        print("uv is not installed (python3 -m pip install uv): the uv lock --check step skips")
+        return None
+    env = {**os.environ, "UV_CACHE_DIR": str(tmp_path / "uv-cache"), "UV_PYTHON_DOWNLOADS": "never"}
+    checked = subprocess.run(
+        [uv, "lock", "--check", "--offline"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return None if checked.returncode == 0 else checked.stderr
+
+
+def test_production_drops_uvs_settings_for_the_groups_it_cuts(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    member = root / "packages/app/pyproject.toml"
+    settings = '\n[tool.uv.dependency-groups]\ntest = { requires-python = ">=3.9" }\n'
+    member.write_text(member.read_text() + settings)
+    (root / "pyproject.toml").write_text(
+        (root / "pyproject.toml").read_text()
+        + '\n[tool.uv.dependency-groups.lint]\nrequires-python = ">=3.9"\n'
+    )
+    ws = load_workspace(root)
+    app = ws.project("app")
+    assert app is not None
+    found = plan(ws, [app], production=True)
+    for rel in ("pyproject.toml", "packages/app/pyproject.toml"):
+        doc = tomllib.loads(found.rendered[rel].decode())
+        assert "dependency-groups" not in doc.get("tool", {}).get("uv", {}), rel
+    for rel, data in found.rendered.items():
+        (root / rel).write_bytes(data)
+    for gone in ("tools", "lone"):
+        shutil.rmtree(root / "packages" / gone)
+    assert _uv_check(root, tmp_path) is None
+
+
+def test_group_settings_vx_cannot_cut_are_refused(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    member = root / "packages/app/pyproject.toml"
+    member.write_text(
+        member.read_text() + '\n[tool.uv]\ndependency-groups.test.requires-python = ">=3.9"\n'
+    )
+    ws = load_workspace(root)
+    app = ws.project("app")
+    assert app is not None
+    with pytest.raises(UserError, match=r"packages/app/pyproject.toml lists dependency groups"):
+        plan(ws, [app], production=True)
+
+
+def test_a_bound_vx_cannot_combine_stays_and_says_so(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    member = root / "packages/app/pyproject.toml"
+    member.write_text(member.read_text().replace('">=3.9"', '">=3.9, !=3.9.1"'))
+    ws = load_workspace(root)
+    app = ws.project("app")
+    assert app is not None
+    found = plan(ws, [app], production=False)
+    assert 'requires-python = ">=3.10, <4"\n' in found.rendered["uv.lock"].decode()
+    note = (
+        "uv.lock: requires-python kept as >=3.10, <4 — vx cannot combine the form"
+        " packages/app/pyproject.toml uses; if uv sync --locked then refuses, run uv lock in"
+        " the output"
+    )
+    assert found.notes == (note,)
+
+
+def test_a_dynamic_file_that_is_not_a_string_names_nothing(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    member = root / "packages/app/pyproject.toml"
+    member.write_text(
+        member.read_text() + "\n[tool.setuptools.dynamic]\ndependencies = { file = 5 }\n"
+        'optional-dependencies = { cli = { file = [7, "extra.txt"] } }\n'
+    )
+    (root / "packages/app/extra.txt").write_text("iniconfig\n")
+    ws = load_workspace(root)
+    app = ws.project("app")
+    assert app is not None
+    found = plan(ws, [app], production=False)
+    assert found.rendered["packages/app/extra.txt"] == b"iniconfig\n"
+
+
+@pytest.mark.parametrize("where", ["wheels/foo-1.0-py3-none-any.whl", "../foo-1.0.tar.gz"])
+def test_a_local_archive_the_lock_installs_is_copied_or_refused(tmp_path: Path, where: str) -> None:
+    root = _copy(tmp_path)
+    lock = root / "uv.lock"
+    text = lock.read_text().replace(
+        'dependencies = [\n    { name = "lib" },\n]',
+        'dependencies = [\n    { name = "foo" },\n    { name = "lib" },\n]',
+        1,
+    )
+    lock.write_text(
+        f'{text}\n[[package]]\nname = "foo"\nversion = "1.0"\nsource = {{ path = "{where}" }}\n'
+    )
+    (root / "wheels").mkdir()
+    (root / "wheels/foo-1.0-py3-none-any.whl").write_bytes(b"PK")
+    ws = load_workspace(root)
+    app = ws.project("app")
+    assert app is not None
+    if where.startswith("../"):
+        with pytest.raises(
+            UserError, match=r"foo comes from \.\./foo-1\.0\.tar\.gz, outside the workspace root"
+        ):
+            plan(ws, [app], production=False)
+        return
+    found = plan(ws, [app], production=False)
+    assert found.rendered[where] == b"PK"
+    assert "foo" in _names(found.rendered["uv.lock"].decode())
