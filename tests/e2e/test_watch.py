@@ -376,6 +376,7 @@ def test_a_server_that_dies_while_watch_idles_is_said_and_the_next_edit_restarts
     app = ws / "packages/app"
     with WatchProc(["dev"], app, home=home) as w:
         w.wait_for(WATCHING)
+        w.wait_for("listening pid=")  # watching may start while the server is still booting
         signal_file.write_text("")
         w.wait_for(r"^vx: app#dev exited with code 3$", stream="err")
         edit(app / "src/index.txt", "restart\n")
