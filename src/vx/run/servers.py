@@ -78,7 +78,8 @@ class Servers:
 
 
 class HeldServers:
-    """Ready servers a finished run handed over still running, with the registry they live in.
+    """Servers a finished run handed over still running (ready, or let go unready by its
+    release), with the registry they live in.
 
     `vx watch` keeps a dev server across cycles: the run that started it ends, and these (and
     the registry's lifeline, which still kills them should vx be SIGKILLed) outlive it until
