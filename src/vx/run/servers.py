@@ -1,4 +1,5 @@
-"""Persistent tasks (dev servers) that became ready: kept alive, watched, torn down at the end."""
+"""Persistent tasks (dev servers) a run started: tracked, kept alive, held or handed over, and
+the release that ends a run's wait for their readiness."""
 
 from __future__ import annotations
 
@@ -48,11 +49,6 @@ class Servers:
             self._all.append(server)
         threading.Thread(target=drive, name=f"vx-server-{sid}", daemon=True).start()
         return server
-
-    def ready(self) -> list[Server]:
-        """The servers that became ready, in start order."""
-        with self._lock:
-            return [s for s in self._all if s.ready]
 
     def let_go(self) -> frozenset[TaskId]:
         """The servers whose wait was ended unready by the run's release."""
