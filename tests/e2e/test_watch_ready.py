@@ -109,3 +109,23 @@ def test_a_config_edit_during_the_wait_replaces_the_stuck_server(tmp_path, home)
         assert w.reruns() == ["app vx.config.json"], w.dump()
         assert w.stop(signal.SIGTERM) == 0
     assert processes_with(token) == []
+
+
+def test_what_a_stuck_server_serves_waits_for_it_and_runs_once_it_is_fixed(tmp_path, home):
+    """`e2e` needs the server: when an edit ends the wait its row names the server (no
+    failure, no blocker left unsaid), and the cycle the fix starts runs it against a ready one."""
+    token = f"vxwatch{uuid.uuid4().hex[:12]}"
+    ws, _ = stuck_server(tmp_path, token)
+    app = ws / "packages/app"
+    config = json.loads((app / "vx.config.json").read_text())
+    config["tasks"]["e2e"] = {"dependsOn": ["dev"], "exec": "echo e2e ran"}
+    (app / "vx.config.json").write_text(json.dumps(config))
+    with WatchProc(["e2e"], app, home=home) as w:
+        w.wait_for(r"^vx watch: watching 2 projects: app, lib$")  # the run waits on dev
+        edit(ws / "packages/lib/src/index.txt", "fixed\n")
+        w.wait_for(r"skipped +app#e2e • waiting on app#dev, not ready$")
+        w.wait_for(r"^vx watch: lib src/index\.txt; re-running\.\.\.$")
+        w.wait_for("^e2e ran$")
+        assert not [line for line in w.err if "cycle failed" in line], w.dump()
+        assert w.stop(signal.SIGINT) == 0
+    assert processes_with(token) == []

@@ -68,7 +68,7 @@ def status_cell(finished: TaskFinished) -> str:
         )
         return f"failed ({detail})" if detail else "failed"
     if status is TaskStatus.SKIPPED and finished.blocked_by is not None:
-        return f"skipped (blocked by {finished.blocked_by})"
+        return f"skipped ({finished.reason or f'blocked by {finished.blocked_by}'})"
     if status is TaskStatus.RUNNING:
         return "success"
     return status.value

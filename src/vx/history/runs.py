@@ -153,6 +153,8 @@ def row_note(row: RunRow) -> str:
             text += f" 128 + {name}"
         return text
     if row.status is TaskStatus.SKIPPED:
+        if row.reason:
+            return row.reason  # `waiting on app#dev, not ready`
         return f"after {row.blocked_by} failed" if row.blocked_by else ""
     if row.cache in _HITS or not row.cpu_ms or not row.duration_ms:
         return ""

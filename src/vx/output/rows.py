@@ -83,8 +83,14 @@ def outcome_word(finished: TaskFinished) -> str:
         detail = failure_detail(finished)
         return f"{word} ({detail})" if detail else word
     if finished.status is TaskStatus.SKIPPED and finished.blocked_by is not None:
-        return f"{word} (blocked by {finished.blocked_by})"
+        return f"{word} ({skip_note(finished)})"
     return word
+
+
+def skip_note(finished: TaskFinished) -> str:
+    """Why a skipped task did not run: `blocked by lib#build`, or the skip's own reason
+    (`waiting on app#dev, not ready`: a server its run stopped waiting for)."""
+    return finished.reason or f"blocked by {finished.blocked_by}"
 
 
 def paint_outcome(finished: TaskFinished, style: Style, *, with_key: bool) -> str:
@@ -116,7 +122,7 @@ def format_row(finished: TaskFinished, style: Style) -> str:
         + style.task_id(finished.id)
     )
     if finished.blocked_by is not None:
-        row += " " + style.dim(f"• blocked by {finished.blocked_by}")
+        row += " " + style.dim(f"• {skip_note(finished)}")
     if finished.miss is not None and finished.cache is CacheOutcome.MISS:
         row += " " + style.dim(f"· {finished.miss.describe()}")
     note = flaky_note(finished)

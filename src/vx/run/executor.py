@@ -214,6 +214,8 @@ class Executor:
         timeout = spec.timeout_ms if spec.timeout_ms is not None else self.ctx.options.timeout_ms
         deadline = None if timeout is None else started + timeout / 1000
         notice_at: float | None = started + self.ctx.options.ready_notice_ms / 1000
+        # A release ends the waits it found; a server started after it is waited on as ever.
+        released = None if self.ctx.released.is_set() else self.ctx.released
         while not capture.ready.wait(_POLL_S):
             now = self.clock()
             if server.exited.is_set():
@@ -224,7 +226,7 @@ class Executor:
                 server.exited.wait()
                 code = server.result.exit_code if server.result else 130
                 return self._never_ready(tid, "exited", code, started, TaskStatus.ABORTED)
-            if self.ctx.released.is_set():
+            if released is not None and released.is_set():
                 return self._let_go(tid, server, started)
             if deadline is not None and now >= deadline:
                 handle.terminate()
@@ -254,7 +256,7 @@ class Executor:
 
     def _let_go(self, tid: TaskId, server: Server, started: float) -> Done:
         """Stop waiting for a server not yet ready: it keeps running (its owner stops it), and
-        what depends on it is skipped, since it never said it was ready."""
+        what depends on it is skipped, since it never said it was ready; nothing failed."""
         server.let_go = True
         self.ctx.emit(
             TaskFinished(
@@ -266,7 +268,7 @@ class Executor:
                 reason="not ready yet",
             )
         )
-        return Done(Result.SKIPPED)
+        return Done(Result.UNREADY)
 
     def _never_ready(
         self,

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, NamedTuple
 from vx.errors import ErrorCode, UserError
 
 if TYPE_CHECKING:
-    import threading
     from collections.abc import Callable, Mapping
 
     from vx.cache.index import Index
@@ -32,7 +31,7 @@ if TYPE_CHECKING:
     from vx.run.outcome import RunOutcome
     from vx.run.plan import RunPlan
     from vx.run.remotecache import LayeredCache
-    from vx.run.servers import HeldServers
+    from vx.run.servers import HeldServers, Release
     from vx.run.session import RunSession
     from vx.util.stopwatch import Stopwatch
     from vx.workspace.model import Workspace
@@ -61,10 +60,11 @@ class RunOptions(NamedTuple):
     `frozen` loads project configs from vx-lock.json instead of evaluating them.
     `keep_servers`, when given, is handed the requested servers that became ready, still
     running, and the run returns instead of holding them (`vx watch` keeps them across cycles).
-    `release`, once set, ends the run's wait for servers that have not printed their
-    `readyWhen` line: each is left running as it is (handed over with the ready ones when
-    requested) and what depends on it does not run (`vx watch` sets it for an edit that
-    should not wait for a server stuck before ready).
+    `release` hears, as the run goes, whether only servers that have not printed their
+    `readyWhen` line are in flight, and once set ends the wait for them: each is left running
+    as it is (handed over with the ready ones when requested, held like them otherwise), and
+    what depends on it is skipped, naming it, without failing the run (`vx watch` sets it for
+    an edit that should not wait for a server stuck before ready).
     """
 
     tasks: tuple[str, ...] = ()
@@ -94,7 +94,7 @@ class RunOptions(NamedTuple):
     warm: bool = True
     frozen: bool = False
     keep_servers: Callable[[HeldServers], None] | None = None
-    release: threading.Event | None = None
+    release: Release | None = None
 
 
 class PreparedRun(NamedTuple):

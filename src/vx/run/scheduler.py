@@ -51,6 +51,7 @@ class Result(StrEnum):
     SKIPPED = "skipped"
     ABORTED = "aborted"
     REQUEUE = "requeue"  # a restore that could not restore: run it on the execution lane
+    UNREADY = "unready"  # a server let go before ready: its dependants wait, nothing failed
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,12 +112,15 @@ def run_schedule(
     on_not_run: Callable[[TaskId], None],
     stopping: threading.Event,
     halted: threading.Event | None = None,
-    tick: Callable[[], None] = lambda: None,
+    tick: Callable[[int], None] = lambda _busy: None,
     tick_seconds: float = 0.05,
 ) -> dict[TaskId, Result]:
     """Run every node once its dependencies are done; return each node's result.
 
     `halted` is set on a fail-fast stop (`--continue=never`) so in-flight work starts no retry.
+    `tick` is called between results with how many tickets the workers hold (restores too).
+    A node behind an `UNREADY` server is skipped under every `--continue` mode: what it would
+    talk to never said it was there.
     """
     walker = _Walker(schedule, lanes, mode, run_task, on_skip, on_not_run, stopping)
     walker.halted = halted or threading.Event()
@@ -170,7 +174,7 @@ class _Walker:
             queue.SimpleQueue()
         )
 
-    def walk(self, tick: Callable[[], None], tick_seconds: float) -> dict[TaskId, Result]:
+    def walk(self, tick: Callable[[int], None], tick_seconds: float) -> dict[TaskId, Result]:
         try:
             return self._walk(tick, tick_seconds)
         finally:
@@ -178,7 +182,7 @@ class _Walker:
                 for _ in range(count):
                     self.jobs[lane].put(None)
 
-    def _walk(self, tick: Callable[[], None], tick_seconds: float) -> dict[TaskId, Result]:
+    def _walk(self, tick: Callable[[int], None], tick_seconds: float) -> dict[TaskId, Result]:
         while True:
             self._dispatch()
             if not any(self.busy.values()):
@@ -188,7 +192,7 @@ class _Walker:
             try:
                 tid, lane, done = self.done_q.get(timeout=tick_seconds)
             except queue.Empty:
-                tick()
+                tick(sum(self.busy.values()))
                 continue
             self.busy[lane] -= 1
             if isinstance(done, BaseException):
@@ -245,15 +249,16 @@ class _Walker:
         kind = self.s.kind.get(tid, NodeKind.TASK)
         if kind in (NodeKind.GROUP, NodeKind.EXCLUDED):
             return True
-        return self.mode is not ContinueMode.ALWAYS and self._blocker(tid) is not None
+        return self._stops(tid) is not None
 
     def _try_start(self, tid: TaskId) -> bool:
         kind = self.s.kind.get(tid, NodeKind.TASK)
         blocked = self._blocker(tid)
-        if blocked is not None and self.mode is not ContinueMode.ALWAYS:
-            self.st.blocked_root[tid] = blocked[1]
+        stopped = self._stops(tid)
+        if stopped is not None:
+            self.st.blocked_root[tid] = stopped[1]
             if kind not in (NodeKind.GROUP, NodeKind.EXCLUDED):
-                self.on_skip(tid, blocked[1])
+                self.on_skip(tid, stopped[1])
             self._finish(tid, Result.SKIPPED)
             return True
         if kind in (NodeKind.GROUP, NodeKind.EXCLUDED):
@@ -296,7 +301,21 @@ class _Walker:
         """The first dependency that did not succeed, and the failure at the root of its chain."""
         for dep in self.s.deps.get(tid, ()):
             res = self.st.result.get(dep)
-            if res is Result.FAILED or res is Result.ABORTED:
+            if res is Result.FAILED or res is Result.ABORTED or res is Result.UNREADY:
+                return dep, dep
+            if res is Result.SKIPPED:
+                return dep, self.st.blocked_root.get(dep)
+        return None
+
+    def _stops(self, tid: TaskId) -> tuple[TaskId, TaskId | None] | None:
+        """The blocker that keeps `tid` from starting: any, unless `--continue=always`, which
+        runs past failures but not past a server let go unready (under it, a skipped
+        dependency was skipped for such a server)."""
+        if self.mode is not ContinueMode.ALWAYS:
+            return self._blocker(tid)
+        for dep in self.s.deps.get(tid, ()):
+            res = self.st.result.get(dep)
+            if res is Result.UNREADY:
                 return dep, dep
             if res is Result.SKIPPED:
                 return dep, self.st.blocked_root.get(dep)

@@ -1,4 +1,5 @@
-"""Persistent tasks (dev servers) that became ready: kept alive, watched, torn down at the end."""
+"""Persistent tasks (dev servers) a run started: tracked, kept alive, held or handed over, and
+the release that ends a run's wait for their readiness."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from vx.ids import TaskId
     from vx.run.process import ProcessHandle, ProcessResult
     from vx.run.registry import ProcessRegistry
@@ -47,15 +50,20 @@ class Servers:
         threading.Thread(target=drive, name=f"vx-server-{sid}", daemon=True).start()
         return server
 
-    def ready(self) -> list[Server]:
-        """The servers that became ready, in start order."""
+    def let_go(self) -> frozenset[TaskId]:
+        """The servers whose wait was ended unready by the run's release."""
         with self._lock:
-            return [s for s in self._all if s.ready]
+            return frozenset(s.id for s in self._all if s.let_go)
 
     def kept(self) -> list[Server]:
         """The servers a run may hand over: ready, or left running unready when let go."""
         with self._lock:
             return [s for s in self._all if s.ready or s.let_go]
+
+    def waiting(self) -> int:
+        """How many servers are still waited on: started, not ready, not let go, not exited."""
+        with self._lock:
+            return sum(1 for s in self._all if not (s.ready or s.let_go or s.exited.is_set()))
 
     def alive(self) -> list[Server]:
         """The servers whose process has not exited."""
@@ -77,8 +85,39 @@ class Servers:
             self._all = [s for s in self._all if s not in servers]
 
 
+class Release:
+    """How a caller ends a run's wait for servers not yet ready (`RunOptions.release`).
+
+    The run calls `tick` from its scheduler thread between events, holding none of its locks,
+    with whether every ticket in flight (a cache restore counts as one) is a server waited on
+    for its `readyWhen` line; `judge` hears that and may `set` the release. Each server then
+    waited on is left running unready, and what depends on it does not run; a server started
+    after the set is waited on as ever. `vx watch` ends the wait for an edit.
+    """
+
+    __slots__ = ("_judge", "event")
+
+    def __init__(self, judge: Callable[[bool], None] = lambda _waiting: None) -> None:
+        self.event = threading.Event()
+        self._judge = judge
+
+    def set(self) -> None:
+        """End the wait for the servers waited on now."""
+        self.event.set()
+
+    def is_set(self) -> bool:
+        """The release was set."""
+        return self.event.is_set()
+
+    def tick(self, *, waiting: bool) -> None:
+        """The run's periodic word: `waiting` when only servers not yet ready are in flight."""
+        if not self.event.is_set():
+            self._judge(waiting)
+
+
 class HeldServers:
-    """Ready servers a finished run handed over still running, with the registry they live in.
+    """Servers a finished run handed over still running (ready, or let go unready by its
+    release), with the registry they live in.
 
     `vx watch` keeps a dev server across cycles: the run that started it ends, and these (and
     the registry's lifeline, which still kills them should vx be SIGKILLed) outlive it until

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from vx.run.caching import TaskCache
     from vx.run.context import ExecOptions
     from vx.run.plan import RunPlan
+    from vx.run.servers import Release
 
 _EXECUTES = frozenset({NodeKind.TASK, NodeKind.INTERACTIVE})
 _BAD = frozenset({TaskStatus.FAILED, TaskStatus.SKIPPED, TaskStatus.ABORTED, TaskStatus.NOT_RUN})
@@ -56,7 +57,7 @@ class RunSession:
         wall: Callable[[], float] = time.time,
         tick: Callable[[], None] = lambda: None,
         cache_label: str = "local cache",
-        release: threading.Event | None = None,
+        release: Release | None = None,
     ) -> None:
         self.plan = plan
         self.options = options
@@ -65,7 +66,9 @@ class RunSession:
         self._wall = wall
         self._tick = tick
         self._cache_label = cache_label
+        self._release = release
         self._lock = threading.Lock()
+        self._waiting_on: set[TaskId] = set()  # skipped for a server let go unready
         self._finished: dict[TaskId, TaskFinished] = {}
         self._starts: dict[TaskId, int] = {}
         self._spans: dict[TaskId, tuple[int, int]] = {}
@@ -84,7 +87,7 @@ class RunSession:
             env=env,
             root=root,
             stopping=self.signals.stopping,
-            released=release if release is not None else threading.Event(),
+            released=release.event if release is not None else threading.Event(),
         )
         self._started_at = wall()
         self._t0 = clock()
@@ -115,10 +118,14 @@ class RunSession:
                 self._spans[event.id] = (max(0, start), end)
             self._emit_out(event)
 
-    def _locked_tick(self) -> None:
-        """The live region's redraw, serialized with the events worker threads emit."""
+    def _on_tick(self, busy: int) -> None:
+        """The live region's redraw, serialized with the events worker threads emit; then the
+        release's word, outside the lock (its judge may take its time: a worker's emit, a
+        server's output among them, must not wait on it)."""
         with self._lock:
             self._tick()
+        if self._release is not None:
+            self._release.tick(waiting=busy > 0 and busy == self.servers.waiting())
 
     def _since_start_ns(self) -> int:
         return int((self._clock() - self._t0) * 1e9)
@@ -158,7 +165,7 @@ class RunSession:
             on_not_run=self._not_run,
             stopping=self.signals.stopping,
             halted=self.ctx.halted,
-            tick=self._locked_tick,
+            tick=self._on_tick,
         )
         if self._failed() and self.servers.alive() and not self._keeps_going():
             self.servers.stop_all(self.options.kill_grace_ms)
@@ -197,6 +204,11 @@ class RunSession:
         return longest_remaining(self.plan.order, self.plan.graph.deps, cost)
 
     def _skipped(self, tid: TaskId, blocked_by: TaskId | None) -> None:
+        reason = None
+        if blocked_by is not None and blocked_by in self.servers.let_go():
+            with self._lock:
+                self._waiting_on.add(tid)
+            reason = f"waiting on {blocked_by}, not ready"
         self._emit(
             TaskFinished(
                 tid,
@@ -205,6 +217,7 @@ class RunSession:
                 exit_code=1,
                 key=self.ctx.cache.key(tid),
                 blocked_by=blocked_by,
+                reason=reason,
             )
         )
 
@@ -219,8 +232,12 @@ class RunSession:
         return CacheOutcome.MISS if self.ctx.cache.cached(tid) else CacheOutcome.NO_CACHE
 
     def _failed(self) -> bool:
+        """Some task failed, or did not run for a failure; a skip behind a server let go
+        unready is neither (the run was told to stop waiting)."""
         with self._lock:
-            return any(f.status in _BAD for f in self._finished.values())
+            return any(
+                f.status in _BAD and f.id not in self._waiting_on for f in self._finished.values()
+            )
 
     def _verdict(self) -> int:
         code = self.signals.exit_code()
@@ -277,7 +294,7 @@ class RunSession:
 
         Returns (server, its exit code, how many others were stopped), or None after a signal.
         """
-        held = {s.id: s for s in self.servers.ready() if s.requested}
+        held = {s.id: s for s in self.servers.kept() if s.requested}
         while True:
             for server in held.values():
                 if server.exited.is_set():

@@ -183,15 +183,12 @@ class WatchLoop:
             clock=self.clock,
             on_wait=self._arm_while_waiting if initial else lambda: None,
         )
-
-        def tick() -> None:
-            out.tick()
-            wait.tick()
-
-        options = options._replace(tick=tick, keep_servers=self.keeper.take, release=wait.release)
+        options = options._replace(
+            tick=out.tick, keep_servers=self.keeper.take, release=wait.release
+        )
         self._preparing = True
         try:
-            outcome = run(options, _during(out.sink, wait, self))
+            outcome = run(options, _during(out.sink, self))
         except _Interrupted:
             return None
         except UserError as error:
@@ -205,6 +202,7 @@ class WatchLoop:
         finally:
             self._preparing = False
             out.close()
+            wait.close()
             if wait.trigger is not None and not self.stopping.is_set():
                 self._cut = wait.trigger
         if outcome.signal is not None:
@@ -314,15 +312,12 @@ class WatchLoop:
             return None
 
 
-def _during(
-    sink: Callable[[Event], None], wait: ServerWait, loop: WatchLoop
-) -> Callable[[Event], None]:
+def _during(sink: Callable[[Event], None], loop: WatchLoop) -> Callable[[Event], None]:
     """The cycle's sink; its first event means the run is past preparing (a signal then
-    belongs to the run's own handlers, and stops its tasks). The server wait follows it."""
+    belongs to the run's own handlers, and stops its tasks)."""
 
     def forward(event: Event) -> None:
         loop._preparing = False  # the loop's own flag, set by its own sink
-        wait.see(event)
         sink(event)
 
     return forward

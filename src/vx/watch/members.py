@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
     from vx.util.globs import Matcher
 
-MANIFESTS = frozenset({"package.json", "pyproject.toml"})
 _SKIPPED = "node_modules"
 
 

@@ -6,7 +6,8 @@ under a package glob's directory, sharing one watcher), `root` (the root's own f
 member dir whose manifest is not there yet), `deep` (a `**` member glob's base, with its
 tree: only member manifests count), `imports` (a directory holding files configs import)
 and `wide` (the whole tree, when a task reads `workspaceFiles`). Routing runs on watcher
-threads and reads paths only.
+threads: mostly on the path's text, with a stat where a label depends on what is there (a
+file or a directory, whether it exists), never a read of a file's bytes.
 """
 
 from __future__ import annotations

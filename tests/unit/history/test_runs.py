@@ -80,6 +80,15 @@ def test_rerun_lines(command, rows, expected):
         (row("a#t", FAILED), "failed"),
         (row("a#t", TaskStatus.SKIPPED, blocked_by="lib#build"), "after lib#build failed"),
         (row("a#t", TaskStatus.SKIPPED), ""),
+        (
+            row(
+                "a#e2e",
+                TaskStatus.SKIPPED,
+                blocked_by="a#dev",
+                reason="waiting on a#dev, not ready",
+            ),
+            "waiting on a#dev, not ready",
+        ),
         (row("a#t", cache=CacheOutcome.LOCAL, duration_ms=3, cpu_ms=3), ""),
         (row("a#t", duration_ms=100, cpu_ms=140), "1.4\u00d7 cpu"),
         (

@@ -75,6 +75,15 @@ def test_the_skipped_rows_of_the_manual():
     )
 
 
+def test_a_skip_behind_a_server_let_go_unready_says_so():
+    reason = "waiting on app#dev, not ready"
+    skipped = done("app#e2e", TaskStatus.SKIPPED, blocked_by=TaskId("app", "dev"), reason=reason)
+    assert format_row(skipped, PLAIN) == (
+        " ⊘         skipped          app#e2e • waiting on app#dev, not ready"
+    )
+    assert outcome_word(skipped) == "skipped (waiting on app#dev, not ready)"
+
+
 def test_a_fail_fast_skip_names_no_blocker():
     row = format_row(done("app#build", TaskStatus.SKIPPED), PLAIN)
     assert row == " ⊘         skipped          app#build"

@@ -118,6 +118,53 @@ def test_always_runs_dependents_tainted() -> None:
     assert rec.skipped == {}
 
 
+class LetGo(Recorder):
+    """`srv#dev` is a server its run stopped waiting for, unready."""
+
+    def run(self, ticket: Ticket) -> Done:
+        done = super().run(ticket)
+        return Done(Result.UNREADY) if str(ticket.id) == "srv#dev" else done
+
+
+SERVED = {"srv#dev": [], "app#e2e": ["srv#dev"], "app#report": ["app#e2e"], "lib#build": []}
+
+
+@pytest.mark.parametrize("mode", list(ContinueMode))
+def test_what_a_server_let_go_unready_serves_is_skipped_under_every_mode(mode) -> None:
+    rec = LetGo()
+    res = walk(make(SERVED), rec, mode, lanes=Lanes(1, 1))
+    assert "app#e2e" not in rec.started
+    assert "app#report" not in rec.started
+    assert rec.skipped == {"app#e2e": "srv#dev", "app#report": "srv#dev"}
+    assert res[tid("lib#build")] is Result.OK  # not a failure: --continue=never goes on
+
+
+def test_the_tick_counts_a_restore_in_flight() -> None:
+    sched = make({"a#build": []}, {"a#build": NodeKind.RESTORE})
+    heard: list[int] = []
+    go = threading.Event()
+
+    def restore(ticket: Ticket) -> Done:
+        go.wait()
+        return Done(Result.OK)
+
+    def tick(busy: int) -> None:
+        heard.append(busy)
+        go.set()
+
+    run_schedule(
+        sched,
+        lanes=Lanes(1, 1),
+        mode=ContinueMode.DEPS_OK,
+        run_task=restore,
+        on_skip=lambda *_: None,
+        on_not_run=lambda _: None,
+        stopping=threading.Event(),
+        tick=tick,
+    )
+    assert heard[0] == 1
+
+
 def test_groups_pass_through_and_never_report() -> None:
     sched = make({"a#x": [], "a#all": ["a#x"], "b#y": ["a#all"]}, {"a#all": NodeKind.GROUP})
     rec = Recorder(fail={"a#x"})
