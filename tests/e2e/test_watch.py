@@ -376,7 +376,9 @@ def test_a_server_that_dies_while_watch_idles_is_said_and_the_next_edit_restarts
     app = ws / "packages/app"
     with WatchProc(["dev"], app, home=home) as w:
         w.wait_for(WATCHING)
-        w.wait_for("listening pid=")  # watching may start while the server is still booting
+        # Watching may start while the server boots: kill it only once the initial run has
+        # ended and handed it over, so its exit is one the idle watch hears.
+        w.wait_for(RESULT)
         signal_file.write_text("")
         w.wait_for(r"^vx: app#dev exited with code 3$", stream="err")
         edit(app / "src/index.txt", "restart\n")
