@@ -243,6 +243,11 @@ class Executor:
                 )
         server.ready = True
         self.ctx.emit(TaskReady(tid))
+        self._still_running(tid, started)
+        return Done(Result.OK)
+
+    def _still_running(self, tid: TaskId, started: float, reason: str | None = None) -> None:
+        """The row of a server the run goes on without: its process keeps running."""
         self.ctx.emit(
             TaskFinished(
                 tid,
@@ -250,24 +255,15 @@ class Executor:
                 CacheOutcome.NO_CACHE,
                 duration_ms=(self.clock() - started) * 1000,
                 key=self.ctx.cache.key(tid),
+                reason=reason,
             )
         )
-        return Done(Result.OK)
 
     def _let_go(self, tid: TaskId, server: Server, started: float) -> Done:
         """Stop waiting for a server not yet ready: it keeps running (its owner stops it), and
         what depends on it is skipped, since it never said it was ready; nothing failed."""
         server.let_go = True
-        self.ctx.emit(
-            TaskFinished(
-                tid,
-                TaskStatus.RUNNING,
-                CacheOutcome.NO_CACHE,
-                duration_ms=(self.clock() - started) * 1000,
-                key=self.ctx.cache.key(tid),
-                reason="not ready yet",
-            )
-        )
+        self._still_running(tid, started, "not ready yet")
         return Done(Result.UNREADY)
 
     def _never_ready(
