@@ -94,11 +94,14 @@ def main() -> int:
     unknown = [n for n in names if n not in CANDIDATES]
     if unknown:
         raise SystemExit(f"unknown candidate {unknown[0]}: one of {', '.join(CANDIDATES)}")
-    binaries = [f"{name}={build(name, work)}" for name in names]
+    built = {name: build(name, work) for name in names}
+    # The shipped shape rides the wheel and npm rows: the Nuitka standalone folder.
+    folder = built.get("nuitka-standalone")
     argv = [
         sys.executable, str(HERE / "channels.py"), "--work", str(work / "channels"),
         "--runs", str(args.runs), "--packages", str(args.packages),
-        *(f"--binary={b}" for b in binaries), *(["--npm"] if args.npm else []),
+        *(f"--binary={name}={exe}" for name, exe in built.items()),
+        *([f"--folder={folder.parent}"] if folder else []), *(["--npm"] if args.npm else []),
     ]  # fmt: skip
     return subprocess.run(argv, check=False).returncode
 
