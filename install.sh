@@ -116,6 +116,7 @@ mv -f "$ROOT/bin/.vx-link-$$" "$ROOT/bin/vx" || die "cannot replace $ROOT/bin/vx
 for old in "$ROOT"/lib/vx-*; do
   [ "$old" = "$DEST" ] || rm -rf "$old"
 done
+rm -f "$ROOT/bin/.vx-receipt.json" # a single-file install's, from before the binary was a folder
 printf '{\n  "installer": "install.sh",\n  "asset": "%s",\n  "url": "%s",\n  "version": "%s"\n}\n' \
   "$ASSET" "$BASE" "$VERSION" >"$ROOT/.vx-receipt.json" || die "cannot write $ROOT/.vx-receipt.json"
 rm -rf "$TMP"

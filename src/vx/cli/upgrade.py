@@ -130,8 +130,8 @@ def execute(settings: UpgradeSettings, streams: Streams) -> int:
 
     path = Path(settings.origin.path)
     root = settings.origin.root
-    for where in (path,) if root is None else (Path(root, "lib", "x"), Path(root, "bin", "vx")):
-        check_writable(where)
+    for directory in (path.parent,) if root is None else (Path(root, "lib"), Path(root, "bin")):
+        check_writable(directory)
     release = read_release(settings.base, settings.tag, settings.asset)
     shown = path if root is None else Path(root, "bin", "vx")
     if release.version == settings.current:

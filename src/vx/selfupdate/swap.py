@@ -29,9 +29,9 @@ PROBE_TIMEOUT_S = 10
 _PARTIAL = ".vx-upgrade-"
 
 
-def check_writable(path: Path) -> None:
-    """Refuse before any download when this user cannot replace `path`."""
-    directory = path.parent
+def check_writable(directory: Path) -> None:
+    """Refuse before any download when this user cannot write `directory`, where the file
+    (or the folder) to replace lives."""
     if not os.access(directory, os.W_OK | os.X_OK):
         name = errno.errorcode[errno.EACCES]
         raise UserError(
