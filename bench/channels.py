@@ -18,7 +18,7 @@ Channels, each timed on the same generated repo (bench/compare.py's generator an
 Each sample is a whole-process wall clock. `--version` is sampled 2 x --runs times, the
 channels taking turns, and reported as min / median; a warm run (median [min..max]) is
 `vx run build --all` with everything cached and the outputs on disk, primed once per
-channel. Stdlib only; needs node and npm for the npm row (skipped otherwise).
+channel, then sampled --runs times, the channels again taking turns. Stdlib only; needs node and npm for the npm row (skipped otherwise).
 """
 
 from __future__ import annotations
@@ -158,13 +158,19 @@ def main() -> int:
         f"| channel | `--version` min / median | warm `run build --all` (N={args.packages}) |",
         "| --- | --- | --- |",
     ]
-    for name, cmd in channels.items():
-        version = versions[name]
-        run = [*cmd, "run", "build", "--all"]
+    runs = {name: [*cmd, "run", "build", "--all"] for name, cmd in channels.items()}
+    for run in runs.values():
         sample(run, repo, env, 1, log)  # prime: this channel's cache entries and warm snapshot
-        warm = sample(run, repo, env, args.runs, log)
-        ms = sorted(v * 1000 for v in version)
-        rows.append(f"| {name} | {ms[0]:.0f} / {statistics.median(ms):.0f} ms | {cell(warm)} |")
+    # The warm runs take turns too, for the same reason as --version.
+    warm: dict[str, list[float]] = {name: [] for name in channels}
+    for _ in range(args.runs):
+        for name, run in runs.items():
+            warm[name] += sample(run, repo, env, 1, log)
+    for name in channels:
+        ms = sorted(v * 1000 for v in versions[name])
+        rows.append(
+            f"| {name} | {ms[0]:.0f} / {statistics.median(ms):.0f} ms | {cell(warm[name])} |"
+        )
         sys.stderr.write(rows[-1] + "\n")
     load = os.getloadavg()
     sys.stdout.write("\n".join(rows) + f"\n\nload average at the end: {load[0]:.1f}\n")
