@@ -106,11 +106,11 @@ def _executable() -> str:
     """The file that is this vx. Nuitka's onefile binary runs an unpacked copy from a cache
     dir, so the file to replace is the one the user ran: the parent process's executable when
     it lies in the directory Nuitka names, else that directory and argv[0]'s name. The
-    standalone binary is `vx` in its folder (Nuitka's sys.executable there names a `python3`
-    beside it, for child interpreters). Otherwise the interpreter."""
+    standalone binary is `vx` (build/binary.py names it) in its folder, where Nuitka's
+    sys.executable names a `python3` beside it. Otherwise the interpreter."""
     compiled = globals().get("__compiled__")
     if compiled is not None and not getattr(compiled, "onefile", False):
-        return str(Path(str(compiled.containing_dir), "vx"))
+        return str(Path(sys.executable).parent / "vx")
     if compiled is not None:
         home = Path(str(compiled.containing_dir)).resolve()
         try:  # the bootstrap that unpacked us is our parent: its file, under any name
