@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time vx as each distribution channel delivers it: `--version` and a warm N=100 run.
 
-    python3 bench/channels.py [--binary [NAME=]PATH]... [--npm [--npm-binary PATH]] [--runs 7]
+    python3 bench/channels.py [--binary [NAME=]PATH]... [--folder DIR] [--npm] [--runs 7]
 
 Channels, each timed on the same generated repo (bench/compare.py's generator and layout):
   source     `python3 vx.py` from this checkout (the reference)
@@ -9,14 +9,16 @@ Channels, each timed on the same generated repo (bench/compare.py's generator an
   zipapp -S  the same archive under `python3 -I -S`, its dependencies put on sys.path by
              hand (what a standalone CPython carrying the zipapp would run: no site)
   pip        the pure wheel from build/wheels.py, installed in a venv (its `vx` script)
+  pip folder the platform wheel carrying --folder (the standalone build), in its own venv:
+             its `vx` is the sh launcher that execs the folder's binary
   npm        the npm launcher from build/npm.py in a temp prefix, its platform package
-             carrying --npm-binary (a single file: the onefile binary), else vx.pyz
+             carrying --folder, else a folder holding vx.pyz as its `vx`
   binary     each --binary given (a Nuitka standalone or onefile build), as NAME=PATH or PATH
 
 Each sample is a whole-process wall clock. `--version` is sampled 2 x --runs times, the
 channels taking turns, and reported as min / median; a warm run (median [min..max]) is
 `vx run build --all` with everything cached and the outputs on disk, primed once per
-channel. Stdlib only; needs node and npm for the npm row (skipped otherwise).
+channel, then sampled --runs times, the channels again taking turns. Stdlib only; needs node and npm for the npm row (skipped otherwise).
 """
 
 from __future__ import annotations
@@ -50,8 +52,19 @@ def _purelib() -> str:
     return sysconfig.get_paths()["purelib"]
 
 
+def _venv_with(work: Path, name: str, wheel: Path) -> Path:
+    venv = work / name
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
+         "--no-index", "--ignore-installed", str(wheel)],
+        check=True,
+    )  # fmt: skip
+    return venv
+
+
 def build_channels(
-    work: Path, binaries: list[str], npm_binary: str | None, with_npm: bool
+    work: Path, binaries: list[str], folder: str | None, with_npm: bool
 ) -> dict[str, list[str]]:
     """Build every channel's artifact into `work`; name → the command that runs vx."""
     python = sys.executable
@@ -64,20 +77,27 @@ def build_channels(
     }
     wheels = work / "wheels"
     subprocess.run([python, str(REPO / "build" / "wheels.py"), "--out", str(wheels)], check=True)
-    venv = work / "venv"
-    subprocess.run([python, "-m", "venv", "--system-site-packages", str(venv)], check=True)
-    subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
-         "--no-index", "--ignore-installed", *map(str, wheels.glob("*-none-any.whl"))],
-        check=True,
-    )
-    channels["pip"] = [str(venv / "bin" / "vx")]
+    (pure,) = wheels.glob("*-none-any.whl")
+    channels["pip"] = [str(_venv_with(work, "venv", pure) / "bin" / "vx")]
+    if folder:
+        subprocess.run(
+            [python, str(REPO / "build" / "wheels.py"), "--out", str(work / "wheels-folder"),
+             "--folder", folder],
+            check=True, capture_output=True,
+        )  # fmt: skip
+        (platform_wheel,) = (work / "wheels-folder").glob("*-none-[!a]*.whl")
+        venv = _venv_with(work, "venv-folder", platform_wheel)
+        channels["pip folder"] = [str(venv / "bin" / "vx")]
     named = [b.split("=", 1) if "=" in b else [Path(b).name, b] for b in binaries]
     if with_npm and shutil.which("npm"):
-        carried = npm_binary or str(pyz)
+        carried = folder
+        if carried is None:
+            (work / "pyz-folder").mkdir()
+            shutil.copy2(pyz, work / "pyz-folder" / "vx")
+            carried = str(work / "pyz-folder")
         npm_out = work / "npm"
         tarballs = subprocess.run(
-            [python, str(REPO / "build" / "npm.py"), "--binary", carried, "--out", str(npm_out)],
+            [python, str(REPO / "build" / "npm.py"), "--folder", carried, "--out", str(npm_out)],
             check=True, capture_output=True, text=True,
         ).stdout.split()
         prefix = work / "npm-prefix"
@@ -86,7 +106,7 @@ def build_channels(
              "--no-fund", *tarballs],
             check=True, capture_output=True,
         )
-        channels[f"npm ({Path(carried).name})"] = [str(prefix / "bin" / "vx")]
+        channels["npm folder" if folder else "npm (vx.pyz)"] = [str(prefix / "bin" / "vx")]
     for name, path in named:
         channels[f"binary {name}"] = [path]
     return channels
@@ -112,7 +132,7 @@ def main() -> int:
     parser.add_argument("--binary", action="append", default=[], help="NAME=PATH or PATH")
     parser.add_argument("--npm", action="store_true", help="add the npm launcher row")
     parser.add_argument(
-        "--npm-binary", default=None, help="the single file the npm row carries (default vx.pyz)"
+        "--folder", default=None, help="a standalone folder for the platform wheel and npm rows"
     )
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--packages", type=int, default=100)
@@ -121,7 +141,7 @@ def main() -> int:
     work = args.work.resolve()
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    channels = build_channels(work, args.binary, args.npm_binary, args.npm)
+    channels = build_channels(work, args.binary, args.folder, args.npm)
     repo, _ = make_repo(work, args.packages, find_generator(None), 20240101, None)
     home = work / "home"
     home.mkdir()
@@ -138,13 +158,19 @@ def main() -> int:
         f"| channel | `--version` min / median | warm `run build --all` (N={args.packages}) |",
         "| --- | --- | --- |",
     ]
-    for name, cmd in channels.items():
-        version = versions[name]
-        run = [*cmd, "run", "build", "--all"]
+    runs = {name: [*cmd, "run", "build", "--all"] for name, cmd in channels.items()}
+    for run in runs.values():
         sample(run, repo, env, 1, log)  # prime: this channel's cache entries and warm snapshot
-        warm = sample(run, repo, env, args.runs, log)
-        ms = sorted(v * 1000 for v in version)
-        rows.append(f"| {name} | {ms[0]:.0f} / {statistics.median(ms):.0f} ms | {cell(warm)} |")
+    # The warm runs take turns too, for the same reason as --version.
+    warm: dict[str, list[float]] = {name: [] for name in channels}
+    for _ in range(args.runs):
+        for name, run in runs.items():
+            warm[name] += sample(run, repo, env, 1, log)
+    for name in channels:
+        ms = sorted(v * 1000 for v in versions[name])
+        rows.append(
+            f"| {name} | {ms[0]:.0f} / {statistics.median(ms):.0f} ms | {cell(warm[name])} |"
+        )
         sys.stderr.write(rows[-1] + "\n")
     load = os.getloadavg()
     sys.stdout.write("\n".join(rows) + f"\n\nload average at the end: {load[0]:.1f}\n")

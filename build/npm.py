@@ -3,10 +3,11 @@
 
 The launcher (`build/npm/vx/bin/vx.js`) lists every platform package as an optional
 dependency; npm installs only the one whose `os`, `cpu` and `libc` match the machine, and the
-launcher runs the binary inside it. The platform package for this machine is built from a
-given single-file binary; `npm pack` turns each directory into the tarball npm installs.
+launcher runs the binary inside it. The platform package for this machine carries the
+binary's folder (the `vx` executable beside the libraries it loads) as its `bin/`, so the
+launcher runs `bin/vx`; `npm pack` turns each directory into the tarball npm installs.
 
-    python3 build/npm.py --binary PATH [--out dist/npm] [--version 0.1.0] [--platform linux-x64]
+    python3 build/npm.py --folder DIR [--out dist/npm] [--version 0.1.0] [--platform linux-x64]
 """
 
 from __future__ import annotations
@@ -62,20 +63,22 @@ def launcher(out: Path, ver: str) -> Path:
     return root
 
 
-def platform_package(out: Path, ver: str, key: str, binary: Path) -> Path:
-    """One platform's package: its os/cpu/libc and the binary as bin/vx."""
+def platform_package(out: Path, ver: str, key: str, folder: Path) -> Path:
+    """One platform's package: its os/cpu/libc and the binary's folder as bin/."""
+    if not (folder / "vx").is_file():
+        raise SystemExit(f"build/npm.py: {folder} holds no vx executable")
     os_name, cpu, libc = PLATFORMS[key]
     root = out / f"vx-{key}"
     shutil.rmtree(root, ignore_errors=True)
-    (root / "bin").mkdir(parents=True)
-    shutil.copyfile(binary, root / "bin" / "vx")
+    root.mkdir(parents=True)
+    shutil.copytree(folder, root / "bin", symlinks=False)
     (root / "bin" / "vx").chmod(0o755)
     manifest: dict[str, object] = {
         "name": f"{SCOPE}/vx-{key}",
         "version": ver,
         "description": f"The vx binary for {key}",
         "license": "MIT",
-        "files": ["bin/vx"],
+        "files": ["bin/"],
         "os": [os_name],
         "cpu": [cpu],
     }
@@ -99,7 +102,7 @@ def pack(directory: Path, out: Path) -> Path:
 def main() -> int:
     """Command line: build and pack the launcher and this platform's package."""
     parser = argparse.ArgumentParser(description="build vx's npm packages")
-    parser.add_argument("--binary", type=Path, required=True)
+    parser.add_argument("--folder", type=Path, required=True, help="the binary's folder")
     parser.add_argument("--out", type=Path, default=REPO / "dist" / "npm")
     parser.add_argument("--version", default=None)
     parser.add_argument("--platform", default=None, choices=sorted(PLATFORMS))
@@ -112,7 +115,7 @@ def main() -> int:
         sys.stderr.write(f"build/npm.py: no npm package is built for {key}\n")
         return 1
     tarballs = [
-        pack(platform_package(out, ver, key, args.binary), out),
+        pack(platform_package(out, ver, key, args.folder), out),
         pack(launcher(out, ver), out),
     ]
     sys.stdout.write("".join(f"{t}\n" for t in tarballs))

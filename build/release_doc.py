@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Write a release's `release.json` (schemas/release.json) and each asset's `.sha256` file.
 
-`vx upgrade` reads the document; install.sh reads the `.sha256` beside the asset it fetches.
-Both are published as assets of the release itself, so they travel with it to any mirror.
+`vx upgrade` reads the document; install.sh reads its version (the binary's asset name,
+`vx-<version>-<platform>.tar.gz`, carries it) and then the `.sha256` beside the tarball it
+fetches. Both are published as assets of the release itself, so they travel with it to any
+mirror.
 
-    python3 build/release_doc.py --version 0.2.0 dist/vx-linux-x64 dist/vx.pyz ... > release.json
+    python3 build/release_doc.py --version 0.2.0 dist/release/vx-0.2.0-*.tar.gz \
+        dist/release/vx.pyz dist/release/install.sh > release.json
 """
 
 from __future__ import annotations

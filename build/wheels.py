@@ -3,15 +3,17 @@
 
 The pure wheel (`vx-<v>-py3-none-any.whl`) is vx's package with the manual and schemas in
 `vx/_data`, the `vx` console script, and the three runtime dependencies; it runs wherever
-Python 3.11 does. The platform wheel (`vx-<v>-py3-none-<platform>.whl`, ruff's and uv's
-pattern) installs the standalone binary itself as the `vx` script, so pip puts a native vx on
-PATH with no dependency to resolve; it keeps the package too, marked by `vx/_data/binary`,
-so `python -m vx` finds and runs that binary.
+Python 3.11 does. The platform wheel (`vx-<v>-py3-none-<platform>.whl`, after ruff's and
+uv's pattern) puts a native vx on PATH with no dependency to resolve. The binary is a folder
+(the executable beside the libraries it loads), which a wheel's scripts slot cannot hold, so
+the folder goes into the package as `vx/_bin/` and the `vx` script is a few lines of sh that
+finds it from its own place (`<prefix>/bin/vx` → `<prefix>/lib/python3*/*-packages/vx/_bin/vx`)
+and execs it: no Python starts. `python -m vx` execs the same binary.
 
 Both are written directly (a wheel is a zip with three metadata files), so building needs
 neither network nor a build backend.
 
-    python3 build/wheels.py [--out dist] [--binary PATH]   # --binary adds the platform wheel
+    python3 build/wheels.py [--out dist] [--folder DIR]   # --folder adds the platform wheel
 """
 
 from __future__ import annotations
@@ -123,15 +125,42 @@ def platform_tag() -> str:
     return f"manylinux_{major}_{minor}_{machine}"
 
 
-def with_binary(out: Path, binary: Path, tag: str) -> Path:
-    """The platform wheel: the package (marked), no dependencies, the binary as `vx`."""
+# The platform wheel's `vx` script: follow its own symlinks (pipx links bin/vx elsewhere),
+# then exec the binary in the package beside the prefix's interpreter. Plain sh, no readlink -f
+# (older macOS lacks it).
+LAUNCHER = """#!/bin/sh
+# vx's platform wheel: run the standalone binary installed in the vx package.
+self=$0
+while [ -L "$self" ]; do
+  link=$(readlink "$self")
+  case $link in /*) self=$link ;; *) self=$(dirname "$self")/$link ;; esac
+done
+prefix=$(cd "$(dirname "$self")/.." && pwd)
+for binary in "$prefix"/lib/python3*/*-packages/vx/_bin/vx; do
+  [ -x "$binary" ] && exec "$binary" "$@"
+done
+echo "vx: the vx binary is missing under $prefix/lib — reinstall:" \\
+  "python3 -m pip install --force-reinstall vx" >&2
+exit 1
+"""
+
+
+def with_folder(out: Path, folder: Path, tag: str) -> Path:
+    """The platform wheel: the package with the binary's folder as vx/_bin, no dependencies,
+    and the sh launcher as `vx`."""
+    if not (folder / "vx").is_file():
+        raise SystemExit(f"build/wheels.py: {folder} holds no vx executable")
     meta = project()
     name, version = str(meta["name"]), str(meta["version"])
     dist_info = f"{name}-{version}.dist-info"
     wheel = Wheel(out / f"{name}-{version}-py3-none-{tag}.whl", dist_info)
     add_package(wheel)
-    wheel.add("vx/_data/binary", b"the vx script beside this interpreter is the binary\n")
-    wheel.add(f"{name}-{version}.data/scripts/vx", binary.read_bytes(), executable=True)
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            executable = bool(path.stat().st_mode & 0o111)
+            member = f"vx/_bin/{path.relative_to(folder).as_posix()}"
+            wheel.add(member, path.read_bytes(), executable=executable)
+    wheel.add(f"{name}-{version}.data/scripts/vx", LAUNCHER.encode(), executable=True)
     wheel.add(f"{dist_info}/METADATA", metadata(meta, requires=False).encode())
     wheel.add(f"{dist_info}/WHEEL", wheel_file(f"py3-none-{tag}", root_is_purelib=False).encode())
     wheel.add(f"{dist_info}/top_level.txt", b"vx\n")
@@ -139,16 +168,16 @@ def with_binary(out: Path, binary: Path, tag: str) -> Path:
 
 
 def main() -> int:
-    """Command line: write the pure wheel, and the platform wheel when --binary is given."""
+    """Command line: write the pure wheel, and the platform wheel when --folder is given."""
     parser = argparse.ArgumentParser(description="build vx's wheels")
     parser.add_argument("--out", type=Path, default=REPO / "dist")
-    parser.add_argument("--binary", type=Path, help="a single-file vx to carry as the script")
+    parser.add_argument("--folder", type=Path, help="the binary's folder (holding vx) to carry")
     parser.add_argument("--platform-tag", default=None, help="default: this machine's")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     made = [pure(args.out)]
-    if args.binary:
-        made.append(with_binary(args.out, args.binary, args.platform_tag or platform_tag()))
+    if args.folder:
+        made.append(with_folder(args.out, args.folder, args.platform_tag or platform_tag()))
     sys.stdout.write("".join(f"{p}\n" for p in made))
     return 0
 

@@ -1,24 +1,21 @@
 """`python -m vx`: the standalone binary when a platform wheel installed one, else vx right here.
 
-The platform wheel installs the binary as the `vx` script beside this interpreter and marks
-the package with `vx/_data/binary`; running that binary keeps `python -m vx` as fast as `vx`.
-The pure wheel and a checkout run the package in this interpreter.
+The platform wheel carries the binary's folder in the package as `vx/_bin/` (the `vx` script
+execs it); running that binary keeps `python -m vx` as fast as `vx`. The pure wheel and a
+checkout have no `_bin/`, and run the package in this interpreter.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import sysconfig
 
 
 def _binary() -> str | None:
-    """The binary the platform wheel installed, when this package is marked as carrying one."""
+    """The binary the platform wheel installed in this package, if it did."""
     here = os.path.dirname(os.path.abspath(__file__))  # noqa: PTH100, PTH120
-    if not os.path.exists(os.path.join(here, "_data", "binary")):  # noqa: PTH110, PTH118
-        return None
-    script = os.path.join(sysconfig.get_path("scripts"), "vx")  # noqa: PTH118
-    return script if os.access(script, os.X_OK) else None
+    binary = os.path.join(here, "_bin", "vx")  # noqa: PTH118
+    return binary if os.access(binary, os.X_OK) else None
 
 
 if __name__ == "__main__":

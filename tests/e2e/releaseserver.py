@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import importlib.util
 import json
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Self
 
+from tests.conftest import REPO
+
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
+    from pathlib import Path
+    from types import ModuleType
 
 
 @dataclass
@@ -88,6 +93,31 @@ class ReleaseServer:
     def __exit__(self, *exc: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def load_build_script(name: str) -> ModuleType:
+    """One of build/'s scripts as a module (build/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "build" / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def folder_tarball(work: Path, version: str, vx: bytes, plat: str | None = None) -> Path:
+    """A release tarball as build/tarball.py packs it, its folder holding `vx` (here a small
+    script answering as the binary would) and a library beside it."""
+    tarball = load_build_script("tarball")
+    folder = work / f"folder-{version}-{hashlib.sha256(vx).hexdigest()[:8]}"
+    folder.mkdir(parents=True)
+    (folder / "vx").write_bytes(vx)
+    (folder / "vx").chmod(0o755)
+    (folder / "libpython3.11.so.1.0").write_bytes(b"a library the binary loads")
+    (folder / "share" / "docs").mkdir(parents=True)
+    (folder / "share" / "docs" / "cli.md").write_text("# cli\n")
+    path: Path = tarball.pack(folder, work / "assets", version, plat or tarball.host_platform())
+    return path
 
 
 def serve() -> Iterator[ReleaseServer]:

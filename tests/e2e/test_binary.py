@@ -2,8 +2,9 @@
 
 A Nuitka build compiles vx and the standard library modules it reaches to C: 10-40 minutes
 on a 2-core machine, past what CI can spend on every run. So the build runs only when asked:
-VX_BUILD_BINARY=1 builds it (VX_BINARY_MODE=onefile|standalone, default onefile, the mode
-releases ship), or VX_BINARY_UNDER_TEST=PATH tests one already built. `.ci/run` sets
+VX_BUILD_BINARY=1 builds it (VX_BINARY_MODE=standalone|onefile, default standalone, the
+folder releases ship), or VX_BINARY_UNDER_TEST=PATH tests one already built (the `vx`
+inside a standalone folder, or a onefile binary). `.ci/run` sets
 neither; the release workflow builds and smoke-tests the binary on every platform.
 """
 
@@ -18,12 +19,10 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import REPO, base_env, make_git_workspace
-from tests.e2e.releaseserver import ReleaseServer
-
-from vx.selfupdate.release import platform_asset
+from tests.e2e.releaseserver import ReleaseServer, folder_tarball, load_build_script
 
 GIVEN = os.environ.get("VX_BINARY_UNDER_TEST", "")
-MODE = os.environ.get("VX_BINARY_MODE", "onefile")
+MODE = os.environ.get("VX_BINARY_MODE", "standalone")
 
 if not GIVEN and os.environ.get("VX_BUILD_BINARY") != "1":
     pytest.skip(
@@ -96,33 +95,32 @@ def test_a_run_then_a_cached_run(binary, tmp_path):
     assert "cached" in again.stdout + again.stderr
 
 
-def test_upgrade_replaces_the_binary(binary, tmp_path):
-    if MODE != "onefile" and not GIVEN:
-        pytest.skip("a standalone build is a folder: vx upgrade replaces single-file binaries")
-    opt = tmp_path / "opt"
-    opt.mkdir()
-    target = opt / platform_asset()
-    shutil.copy2(binary, target)
-    (tmp_path / "bin").mkdir()
-    link = tmp_path / "bin" / "vx"  # run through a symlink of another name, as PATH would
-    link.symlink_to(target)
-    new = b'#!/bin/sh\necho "vx 0.2.0"\n'
+def test_install_sh_then_vx_upgrade(binary, tmp_path):
+    """The folder packed as its release tarball, installed by install.sh, upgraded by itself."""
+    if (MODE == "onefile" and not GIVEN) or not (binary.parent / "share").is_dir():
+        pytest.skip("a onefile build is one file: releases ship the standalone folder")
+    if shutil.which("curl") is None and shutil.which("wget") is None:
+        pytest.skip("install.sh needs curl or wget, and neither is installed")
+    tarball = load_build_script("tarball")
+    asset = tarball.pack(binary.parent, tmp_path / "assets", "0.1.0", tarball.host_platform())
+    new = folder_tarball(tmp_path / "release", "0.2.0", b'#!/bin/sh\necho "vx 0.2.0"\n')
+    home = tmp_path / "home"
+    env = base_env({"HOME": str(home), "PATH": "/usr/bin:/bin"})
     with ReleaseServer() as server:
-        server.release("0.2.0", {platform_asset(): new})
+        env["VX_UPGRADE_URL"] = server.url
+        server.release("0.1.0", {asset.name: asset.read_bytes()})
+        installed = subprocess.run(
+            ["sh", str(REPO / "install.sh")], env=env, capture_output=True, text=True, check=False
+        )
+        assert installed.returncode == 0, installed.stderr
+        link = home / ".vx" / "bin" / "vx"
+        assert vx(link, ["--version"], tmp_path, home).stdout == "vx 0.1.0\n"
+        docs = vx(link, ["docs", "output-logs", "--limit", "1"], tmp_path, home)
+        assert docs.stdout.startswith("── cli > --output-logs"), docs.stderr
+        server.release("0.2.0", {new.name: new.read_bytes()})
         proc = subprocess.run(
-            [str(target), "upgrade"],
-            env=base_env(
-                {
-                    "HOME": str(tmp_path),
-                    "VX_UPGRADE_URL": server.url,
-                    "PATH": f"{link.parent}:/usr/bin:/bin",
-                }
-            ),
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=120,
+            [str(link), "upgrade"], env=env, capture_output=True, text=True, check=False
         )
     assert proc.returncode == 0, proc.stderr
-    assert target.read_bytes() == new
-    assert link.is_symlink()
+    assert str(link.readlink()) == "../lib/vx-0.2.0/vx"
+    assert sorted(p.name for p in (home / ".vx" / "lib").iterdir()) == ["vx-0.1.0", "vx-0.2.0"]

@@ -1,7 +1,7 @@
 """The npm packages build/npm.py makes, installed into a temp prefix from their tarballs.
 
-The platform package's "binary" is a built vx.pyz (an executable single file, as the Nuitka
-binary is); VX_BINARY_PATH points the launcher at small scripts to watch exit codes and
+The platform package carries a folder whose `vx` is a built vx.pyz (an executable that
+answers as the Nuitka binary does) beside a stand-in library; VX_BINARY_PATH points the launcher at small scripts to watch exit codes and
 signals go through it. npm runs --offline: nothing comes from a registry.
 """
 
@@ -37,12 +37,16 @@ def packed(tmp_path_factory):
         check=True,
         capture_output=True,
     )
+    folder = tmp / "vx_main.dist"
+    folder.mkdir()
+    shutil.copy2(pyz, folder / "vx")
+    (folder / "libpython3.11.so.1.0").write_bytes(b"a library the binary loads")
     out = subprocess.run(
         [
             sys.executable,
             str(REPO / "build" / "npm.py"),
-            "--binary",
-            str(pyz),
+            "--folder",
+            str(folder),
             "--out",
             str(tmp / "dist"),
         ],
@@ -74,6 +78,8 @@ def vx(prefix, *args, env=None, cwd=None):
 
 
 def test_the_launcher_runs_the_platform_binary(prefix, tmp_path):
+    (package,) = (prefix / "lib" / "node_modules" / "@vx-runner").glob("vx-linux-*")
+    assert sorted(p.name for p in (package / "bin").iterdir()) == ["libpython3.11.so.1.0", "vx"]
     assert vx(prefix, "--version", cwd=tmp_path).stdout == "vx 0.1.0\n"
     docs = vx(prefix, "docs", "output-logs", "--limit", "1", cwd=tmp_path)
     assert docs.stdout.startswith("── cli > --output-logs"), docs.stderr

@@ -90,19 +90,41 @@ def test_upgrade_is_refused_for_a_pip_install_naming_pip(pure_venv, tmp_path):
     assert proc.stderr.endswith("python3 -m pip install --upgrade vx\n")
 
 
-def test_the_platform_wheel_installs_the_binary_as_vx(tmp_path):
-    binary = tmp_path / "vx-binary"
-    binary.write_text(SCRIPT_BINARY)
-    binary.chmod(0o755)
-    wheels = build(
-        tmp_path / "dist", "--binary", str(binary), "--platform-tag", "manylinux_2_17_x86_64"
-    )
+def folder_with(tmp, vx_bytes):
+    folder = tmp / "vx_main.dist"
+    (folder / "share" / "docs").mkdir(parents=True)
+    (folder / "vx").write_bytes(vx_bytes)
+    (folder / "vx").chmod(0o755)
+    (folder / "libpython3.11.so.1.0").write_bytes(b"a library the binary loads")
+    return folder
+
+
+def platform_venv(tmp, vx_bytes):
+    folder = folder_with(tmp, vx_bytes)
+    wheels = build(tmp / "dist", "--folder", str(folder), "--platform-tag", "manylinux_2_17_x86_64")
     (platform_wheel,) = [w for w in wheels if "manylinux" in w]
-    venv = venv_with(tmp_path, platform_wheel)
-    assert (venv / "bin" / "vx").read_text() == SCRIPT_BINARY
+    return venv_with(tmp, platform_wheel)
+
+
+def test_the_platform_wheel_runs_the_folders_binary(tmp_path):
+    venv = platform_venv(tmp_path, SCRIPT_BINARY.encode())
+    (site,) = (venv / "lib").glob("python3*/site-packages")
+    binary = site / "vx" / "_bin" / "vx"
+    assert binary.read_text() == SCRIPT_BINARY
+    assert (binary.parent / "libpython3.11.so.1.0").is_file()
+    assert (venv / "bin" / "vx").read_text().startswith("#!/bin/sh\n")
     assert run([str(venv / "bin" / "vx"), "run", "x"], tmp_path).stdout == "binary ran: run x\n"
     module = run([str(venv / "bin" / "python"), "-m", "vx", "--version"], tmp_path)
     assert module.stdout == "binary ran: --version\n", module.stderr
+
+
+def test_the_launcher_follows_a_symlink_to_its_script(tmp_path):
+    """pipx and ~/.local/bin links put `vx` away from its prefix."""
+    venv = platform_venv(tmp_path, SCRIPT_BINARY.encode())
+    elsewhere = tmp_path / "links"
+    elsewhere.mkdir()
+    (elsewhere / "vx").symlink_to(venv / "bin" / "vx")
+    assert run([str(elsewhere / "vx"), "--version"], tmp_path).stdout == "binary ran: --version\n"
 
 
 def test_a_binary_pip_installed_is_refused_by_upgrade(tmp_path):
@@ -112,11 +134,7 @@ def test_a_binary_pip_installed_is_refused_by_upgrade(tmp_path):
         check=True,
         capture_output=True,
     )
-    wheels = build(
-        tmp_path / "dist", "--binary", str(pyz), "--platform-tag", "manylinux_2_17_x86_64"
-    )
-    (platform_wheel,) = [w for w in wheels if "manylinux" in w]
-    venv = venv_with(tmp_path, platform_wheel)
+    venv = platform_venv(tmp_path, pyz.read_bytes())
     proc = run([str(venv / "bin" / "vx"), "upgrade"], tmp_path)
     assert proc.returncode == 1
     assert proc.stderr.endswith("python3 -m pip install --upgrade vx\n"), proc.stderr

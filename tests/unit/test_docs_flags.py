@@ -21,7 +21,7 @@ PLACEHOLDERS = {"--flag", "--formt"}
 # Flags of other programs the manual quotes: the tools in package.json scripts (`vx init`
 # reads them; docs/init.md), npm's `--omit`, and the build scripts in build/ (docs/install.md).
 SCRIPT_FLAGS = {"--outDir", "--out-dir", "--watch", "--prefix", "--workspaces", "--omit"}
-BUILD_FLAGS = {"--binary", "--mode"}
+BUILD_FLAGS = {"--binary", "--mode", "--folder", "--python-flag"}
 # A code span that is another program's command line: its flags are that program's.
 OTHER_TOOLS = ("git ", "uv ", "npm ", "pnpm ", "yarn ", "bun ", "pip ", "python", "turbo ", "nx ")
 _FLAG = re.compile(r"(?<![\w-])--[A-Za-z][A-Za-z0-9-]*")

@@ -29,11 +29,12 @@ COMMAND = Command(
         Section(
             "What it does",
             (
-                ("", "reads the release document, downloads this platform's asset, checks its"),
-                ("", "SHA-256, renames it over this vx keeping its mode (and owner, as root),"),
-                ("", "and runs it with --version: one that does not answer within 10 s is"),
-                ("", "swapped back for the previous vx. A pip, npm or source install is"),
-                ("", "refused with the command that upgrades it."),
+                ("", "reads the release document, downloads this platform's asset and checks"),
+                ("", "its SHA-256. The binary (install.sh's layout): unpacks the tarball into"),
+                ("", "lib/vx-<version>/ and flips bin/vx to it; vx.pyz: renames the file over"),
+                ("", "this one. Mode (and owner, as root) are kept, and a new vx that does not"),
+                ("", "answer --version within 10 s is swapped back for the previous one. A pip,"),
+                ("", "npm or source install is refused with the command that upgrades it."),
             ),
         ),
         Section(
@@ -87,20 +88,30 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> UpgradeSetti
         )
     receipt = origin.receipt
     base = env.get("VX_UPGRADE_URL", "").strip() or (receipt.url if receipt else DEFAULT_BASE)
-    if receipt is not None:
-        asset = receipt.asset
+    if origin.root is not None:
+        asset = platform_asset()
+    elif origin.kind is Kind.BINARY:
+        raise UserError(
+            ErrorCode.REFUSED,
+            f"this vx binary ({origin.path}) is not in the layout install.sh makes "
+            "(<root>/lib/vx-<version>/ linked from <root>/bin/vx), so vx upgrade cannot swap "
+            "it — install with install.sh, or replace its folder by hand",
+        )
     else:
-        asset = "vx.pyz" if origin.kind is Kind.ZIPAPP else platform_asset()
+        asset = receipt.asset if receipt is not None else "vx.pyz"
     return UpgradeSettings(tag, origin, base, asset, vx.__version__)
 
 
 def _executable() -> str:
     """The file that is this vx. Nuitka's onefile binary runs an unpacked copy from a cache
     dir, so the file to replace is the one the user ran: the parent process's executable when
-    it lies in the directory Nuitka names, else that directory and argv[0]'s name. Otherwise
-    the running executable (the standalone binary, or the interpreter)."""
+    it lies in the directory Nuitka names, else that directory and argv[0]'s name. The
+    standalone binary is `vx` (build/binary.py names it) in its folder, where Nuitka's
+    sys.executable names a `python3` beside it. Otherwise the interpreter."""
     compiled = globals().get("__compiled__")
-    if compiled is not None and getattr(compiled, "onefile", False):
+    if compiled is not None and not getattr(compiled, "onefile", False):
+        return str(Path(sys.executable).parent / "vx")
+    if compiled is not None:
         home = Path(str(compiled.containing_dir)).resolve()
         try:  # the bootstrap that unpacked us is our parent: its file, under any name
             parent = Path(f"/proc/{os.getppid()}/exe").readlink()
@@ -115,21 +126,31 @@ def _executable() -> str:
 
 def execute(settings: UpgradeSettings, streams: Streams) -> int:
     """Read the release, then swap (or say it is already there)."""
+    from vx.selfupdate.folder import install_folder
     from vx.selfupdate.origin import write_receipt
     from vx.selfupdate.release import read_release
     from vx.selfupdate.swap import check_writable, install
 
     path = Path(settings.origin.path)
-    check_writable(path)
+    root = settings.origin.root
+    for directory in (path.parent,) if root is None else (Path(root, "lib"), Path(root, "bin")):
+        check_writable(directory)
     release = read_release(settings.base, settings.tag, settings.asset)
+    shown = path if root is None else Path(root, "bin", "vx")
     if release.version == settings.current:
-        streams.out.write(f"already at {settings.current} ({path}) — nothing downloaded\n")
+        streams.out.write(f"already at {settings.current} ({shown}) — nothing downloaded\n")
         return 0
     asset = release.asset
     streams.err.write(f"downloading {asset.name} {release.version} from {asset.url}\n")
-    installed = install(release, path)
+    if root is None:
+        installed = install(release, path)
+    else:
+        installed = install_folder(release, Path(root), path)
     receipt = settings.origin.receipt
     if receipt is not None:
-        write_receipt(str(path.parent), receipt._replace(version=installed.version))
-    streams.out.write(f"vx {settings.current} → {installed.version}: installed at {path}\n")
+        write_receipt(
+            root or str(path.parent),
+            receipt._replace(asset=asset.name, version=installed.version),
+        )
+    streams.out.write(f"vx {settings.current} → {installed.version}: installed at {shown}\n")
     return 0

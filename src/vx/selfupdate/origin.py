@@ -1,8 +1,9 @@
 """How the running vx was installed, and so whether `vx upgrade` may replace it.
 
-Only a file vx owns outright is replaced: the standalone binary or vx.pyz, installed by
-install.sh or by hand. A checkout, a pip install and an npm install each belong to a tool
-that would put its own version back, so upgrading there is that tool's job.
+Only what vx owns outright is replaced: the binary's folder install.sh laid out
+(`<root>/lib/vx-<version>/` with `<root>/bin/vx` linked to the executable inside), or a
+vx.pyz put somewhere by hand. A checkout, a pip install and an npm install each belong to a
+tool that would put its own version back, so upgrading there is that tool's job.
 """
 
 from __future__ import annotations
@@ -52,11 +53,13 @@ class Receipt(NamedTuple):
 
 
 class Origin(NamedTuple):
-    """This vx: how it was installed and, for a file vx may replace, which file."""
+    """This vx: how it was installed and, for a file vx may replace, which file. `root` is
+    the install root when the file sits in install.sh's layout (a folder per version)."""
 
     kind: Kind
     path: str
     receipt: Receipt | None = None
+    root: str | None = None
 
 
 def detect(
@@ -90,17 +93,37 @@ def detect(
     if pip_owned(path):
         return Origin(Kind.PIP, path)
     kind = Kind.BINARY if compiled else Kind.ZIPAPP
-    return Origin(kind, path, read_receipt(os.path.dirname(path)))  # noqa: PTH120
+    root = folder_root(path)
+    receipt = read_receipt(root or os.path.dirname(path))  # noqa: PTH120
+    return Origin(kind, path, receipt, root)
+
+
+def folder_root(path: str) -> str | None:
+    """The install root when `path` is `<root>/lib/vx-<version>/vx` and `<root>/bin/vx`
+    leads to it (install.sh's layout), else None."""
+    folder = os.path.dirname(path)  # noqa: PTH120
+    lib = os.path.dirname(folder)  # noqa: PTH120
+    if os.path.basename(lib) != "lib" or not os.path.basename(folder).startswith("vx-"):  # noqa: PTH119
+        return None
+    root = os.path.dirname(lib)  # noqa: PTH120
+    link = os.path.join(root, "bin", "vx")  # noqa: PTH118
+    return root if os.path.realpath(link) == path else None
 
 
 def pip_owned(path: str) -> bool:
-    """The file is a script a wheel installed: the platform wheel's binary in a venv's or a
-    prefix's bin/, listed in the RECORD of a vx dist-info under the sibling lib/."""
+    """The file is one a wheel installed: the platform wheel's binary inside the package
+    (`<site-packages>/vx/_bin/vx`) or a script in a venv's or a prefix's bin/, listed in the
+    RECORD of a vx dist-info."""
     import glob
 
-    prefix = os.path.dirname(os.path.dirname(path))  # noqa: PTH120
-    pattern = os.path.join(prefix, "lib", "python3*", "*-packages", "vx-*.dist-info", "RECORD")  # noqa: PTH118
-    for record in glob.glob(pattern):  # noqa: PTH207
+    folder = os.path.dirname(path)  # noqa: PTH120
+    if os.path.basename(folder) == "_bin" and os.path.basename(os.path.dirname(folder)) == "vx":  # noqa: PTH119, PTH120
+        sites = [os.path.dirname(os.path.dirname(folder))]  # noqa: PTH120
+    else:
+        prefix = os.path.dirname(folder)  # noqa: PTH120
+        sites = glob.glob(os.path.join(prefix, "lib", "python3*", "*-packages"))  # noqa: PTH118, PTH207
+    records = [r for s in sites for r in glob.glob(os.path.join(s, "vx-*.dist-info", "RECORD"))]  # noqa: PTH118, PTH207
+    for record in records:
         site = os.path.dirname(os.path.dirname(record))  # noqa: PTH120
         try:
             with open(record, encoding="utf-8") as f:  # noqa: PTH123

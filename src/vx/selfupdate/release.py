@@ -61,15 +61,22 @@ def check_tag(tag: str) -> str:
     return tag if tag.startswith("v") else f"v{tag}"
 
 
-def platform_asset(system: str | None = None, machine: str | None = None) -> str:
-    """The binary's asset name for this OS and CPU (`vx-linux-x64`), as install.sh picks it."""
+def platform_key(system: str | None = None, machine: str | None = None) -> str:
+    """This OS and CPU as asset names spell them (`linux-x64`), as install.sh picks them."""
     os_name = (system or platform.system()).lower()
     arch = _ARCH.get((machine or platform.machine()).lower(), (machine or "").lower())
-    return f"vx-{os_name}-{arch}"
+    return f"{os_name}-{arch}"
+
+
+def platform_asset(system: str | None = None, machine: str | None = None) -> str:
+    """The binary's asset name for this platform, with `{version}` still to fill in from the
+    release document (`vx-{version}-linux-x64.tar.gz`): the name carries the version."""
+    return "vx-{version}-" + platform_key(system, machine) + ".tar.gz"
 
 
 def read_release(base: str, tag: str | None, asset_name: str) -> Release:
-    """Fetch and check the release document, and pick `asset_name` from it."""
+    """Fetch and check the release document, and pick `asset_name` from it (any `{version}`
+    in the name is the document's version)."""
     url = document_url(base, tag)
     body = get(url, "the release")
     try:
@@ -84,6 +91,7 @@ def read_release(base: str, tag: str | None, asset_name: str) -> Release:
             "or a portal answering?) — nothing replaced",
         )
     version: str = doc["version"]
+    asset_name = asset_name.replace("{version}", version)
     assets = doc.get("assets")
     found = (
         next(

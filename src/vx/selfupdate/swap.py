@@ -29,9 +29,9 @@ PROBE_TIMEOUT_S = 10
 _PARTIAL = ".vx-upgrade-"
 
 
-def check_writable(path: Path) -> None:
-    """Refuse before any download when this user cannot replace `path`."""
-    directory = path.parent
+def check_writable(directory: Path) -> None:
+    """Refuse before any download when this user cannot write `directory`, where the file
+    (or the folder) to replace lives."""
     if not os.access(directory, os.W_OK | os.X_OK):
         name = errno.errorcode[errno.EACCES]
         raise UserError(
@@ -54,17 +54,7 @@ def install(release: Release, path: Path) -> Installed:
     partial = Path(partial_name)
     backup: Path | None = None
     try:
-        with os.fdopen(fd, "wb") as out:
-            saved = download(release.asset.url, out, release.asset.size)
-            out.flush()
-            os.fsync(out.fileno())
-        if saved.sha256 != release.asset.sha256:
-            raise UserError(
-                ErrorCode.REFUSED,
-                f"the download did not match the release's SHA-256 (expected "
-                f"{release.asset.sha256[:12]}…, got {saved.sha256[:12]}…) — nothing replaced; "
-                "re-run vx upgrade, and report it if it repeats",
-            )
+        fetch_verified(release, fd)
         _copy_mode_and_owner(path, partial)
         backup = _keep_old(path)
         partial.replace(path)
@@ -82,6 +72,22 @@ def install(release: Release, path: Path) -> Installed:
             if leftover is not None:
                 leftover.unlink(missing_ok=True)
     return Installed(path, release.version)
+
+
+def fetch_verified(release: Release, fd: int) -> None:
+    """Download the release's asset into the open file `fd` (closed after), flushed to disk,
+    and refuse it unless its SHA-256 is the one the release publishes."""
+    with os.fdopen(fd, "wb") as out:
+        saved = download(release.asset.url, out, release.asset.size)
+        out.flush()
+        os.fsync(out.fileno())
+    if saved.sha256 != release.asset.sha256:
+        raise UserError(
+            ErrorCode.REFUSED,
+            f"the download did not match the release's SHA-256 (expected "
+            f"{release.asset.sha256[:12]}…, got {saved.sha256[:12]}…) — nothing replaced; "
+            "re-run vx upgrade, and report it if it repeats",
+        )
 
 
 def probe(path: Path, version: str) -> str | None:

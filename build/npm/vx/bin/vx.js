@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// The `vx` command of the npm package: find this platform's binary and run it as if it were
-// vx itself. Its stdio is vx's; SIGINT, SIGTERM and SIGHUP sent to this launcher reach it; its
-// exit code (or the signal that ended it) becomes the launcher's.
+// The `vx` command of the npm package: find this platform's binary (bin/vx inside the
+// platform package, beside the libraries it loads) and run it as if it were vx itself. Its
+// stdio is vx's; SIGINT, SIGTERM and SIGHUP sent to this launcher reach it; its exit code (or
+// the signal that ended it) becomes the launcher's.
 "use strict";
 
 const { spawn } = require("child_process");
