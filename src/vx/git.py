@@ -8,6 +8,7 @@ encoding, so names holding spaces, newlines or undecodable bytes survive the rou
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from types import MappingProxyType
@@ -17,7 +18,7 @@ from vx.errors import ErrorCode, UserError
 
 if TYPE_CHECKING:
     import subprocess
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
 # Fixed so that output never depends on the user's locale, pager or a lock another git holds:
 # GIT_OPTIONAL_LOCKS=0 keeps `git status` from rewriting the index behind an editor's back.
@@ -137,6 +138,87 @@ def snapshot(root: Path, *, env: Mapping[str, str] | None = None) -> GitSnapshot
         common_dir=where.common_dir,
         shallow=where.shallow,
     )
+
+
+def start_snapshot(
+    root: Path, *, env: Mapping[str, str] | None = None
+) -> Callable[[], GitSnapshot]:
+    """`snapshot(root)` begun: `git ls-files` and `git status` run side by side, writing into
+    memory files, while the caller goes on; the returned function waits for them and reads
+    the answer. Where memory files do not exist, it is the snapshot taken there and then."""
+    if not hasattr(os, "memfd_create"):
+        taken = snapshot(root, env=env)
+        return lambda: taken
+    where = _locate(root, env)
+    head = _require_head(root, where)
+    listing = _Background(root, LS_FILES_ARGS, env)
+    try:
+        changes = _Background(root, STATUS_ARGS, env)
+    except BaseException:
+        listing.result()
+        raise
+
+    def finish() -> GitSnapshot:
+        listed, changed = listing.result(), changes.result()
+        return GitSnapshot(
+            root=root,
+            prefix=where.prefix,
+            head=head,
+            index=_index_entries(root, where.prefix, listed),
+            status=_status_of(root, where.prefix, changed),
+            git_dir=where.git_dir,
+            common_dir=where.common_dir,
+            shallow=where.shallow,
+        )
+
+    return finish
+
+
+class _Background:
+    """One git process writing into memory files, so it never waits on a pipe nobody reads."""
+
+    __slots__ = ("_args", "_err", "_out", "_proc")
+
+    def __init__(self, root: Path, args: tuple[str, ...], env: Mapping[str, str] | None) -> None:
+        import subprocess
+
+        self._args = ["git", "--no-pager", *args]
+        self._out = os.memfd_create("vx-git-out", os.MFD_CLOEXEC)
+        self._err = os.memfd_create("vx-git-err", os.MFD_CLOEXEC)
+        base = os.environ if env is None else env
+        try:
+            self._proc = subprocess.Popen(
+                self._args,
+                cwd=root,
+                env={**base, **_PINNED_ENV},
+                stdout=self._out,
+                stderr=self._err,
+            )
+        except OSError as exc:
+            self._close()
+            raise _spawn_error(exc, root) from None
+
+    def result(self) -> subprocess.CompletedProcess[bytes]:
+        """Wait for git and read what it wrote; the memory files are gone after."""
+        import subprocess
+
+        try:
+            code = self._proc.wait()
+            return subprocess.CompletedProcess(
+                self._args, code, _read_all(self._out), _read_all(self._err)
+            )
+        finally:
+            self._close()
+
+    def _close(self) -> None:
+        for fd in (self._out, self._err):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _read_all(fd: int) -> bytes:
+    size = os.fstat(fd).st_size
+    return os.pread(fd, size, 0) if size else b""
 
 
 def head_branch(snap: GitSnapshot) -> str | None:
@@ -397,8 +479,16 @@ def _require_head(root: Path, where: _Where) -> str:
     return where.head
 
 
+LS_FILES_ARGS = ("ls-files", "-s", "-z", "--full-name", "--", ".")
+
+
 def _ls_files(root: Path, prefix: str, env: Mapping[str, str] | None) -> dict[str, IndexEntry]:
-    proc = _git(root, ("ls-files", "-s", "-z", "--full-name", "--", "."), env)
+    return _index_entries(root, prefix, _git(root, LS_FILES_ARGS, env))
+
+
+def _index_entries(
+    root: Path, prefix: str, proc: subprocess.CompletedProcess[bytes]
+) -> dict[str, IndexEntry]:
     _check(root, "ls-files", proc)
     entries: dict[str, IndexEntry] = {}
     for record in proc.stdout.split(b"\0"):
@@ -413,7 +503,10 @@ def _ls_files(root: Path, prefix: str, env: Mapping[str, str] | None) -> dict[st
 
 
 def _status(root: Path, prefix: str, env: Mapping[str, str] | None) -> StatusSnapshot:
-    proc = _git(root, STATUS_ARGS, env)
+    return _status_of(root, prefix, _git(root, STATUS_ARGS, env))
+
+
+def _status_of(root: Path, prefix: str, proc: subprocess.CompletedProcess[bytes]) -> StatusSnapshot:
     _check(root, "status", proc)
     modified: set[str] = set()
     deleted: set[str] = set()
@@ -539,18 +632,22 @@ def _git(
             capture_output=True,
             check=False,
         )
-    except FileNotFoundError as exc:
+    except OSError as exc:
+        raise _spawn_error(exc, root) from None
+
+
+def _spawn_error(exc: OSError, root: Path) -> GitError:
+    """What a git that could not be started is told as: a missing git, or a missing dir."""
+    if isinstance(exc, FileNotFoundError):
         if exc.filename not in (None, "git"):
-            raise GitError(f"vx requires git: {root} is not inside a git work tree", root) from None
-        raise GitError(
+            return GitError(f"vx requires git: {root} is not inside a git work tree", root)
+        return GitError(
             "vx requires git: failed to spawn 'git' (not found on PATH) — install git and re-run",
             root,
-        ) from None
-    except OSError as exc:
-        raise GitError(
-            f"vx requires git: failed to spawn 'git' ({exc.strerror}) — install git and re-run",
-            root,
-        ) from None
+        )
+    return GitError(
+        f"vx requires git: failed to spawn 'git' ({exc.strerror}) — install git and re-run", root
+    )
 
 
 def _check(root: Path, verb: str, proc: subprocess.CompletedProcess[bytes]) -> None:

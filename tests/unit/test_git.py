@@ -13,6 +13,7 @@ import pytest
 
 from conftest import git
 from vx import git as vxgit
+from vx.git import GitSnapshot
 
 ODD = "we ird\nname.txt"
 
@@ -115,6 +116,41 @@ def test_snapshot_runs_each_git_command_once(workspace, tmp_path: Path) -> None:
     calls = log.read_text().splitlines()
     assert len(calls) == 3
     assert [c.split()[1] for c in calls] == ["rev-parse", "ls-files", "status"]
+
+
+def test_a_started_snapshot_is_the_snapshot_with_git_run_side_by_side(
+    workspace, tmp_path: Path
+) -> None:
+    top = workspace({"sub/ws/package.json": "{}\n", "sub/ws/a.ts": "a\n", "sub/ws/b.ts": "b\n"})
+    root = top / "sub/ws"
+    (root / "a.ts").write_text("edited\n")
+    (root / "new.ts").write_text("n\n")
+    git(top, "mv", "sub/ws/b.ts", "sub/ws/c.ts")
+    log = tmp_path / "git.log"
+    shim_dir = tmp_path / "shim"
+    shim_dir.mkdir()
+    shim = shim_dir / "git"
+    shim.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{shutil.which("git")}" "$@"\n')
+    shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
+    env = _env(PATH=f"{shim_dir}{os.pathsep}{os.environ['PATH']}")
+    early = vxgit.start_snapshot(root, env=env)()
+    late = vxgit.snapshot(root)
+    for field in GitSnapshot.__slots__:
+        assert getattr(early, field) == getattr(late, field), field
+    assert sorted(c.split()[1] for c in log.read_text().splitlines()) == [
+        "ls-files",
+        "rev-parse",
+        "status",
+    ]
+
+
+def test_a_started_snapshot_says_what_git_refused_in_one_line(workspace) -> None:
+    root = workspace({"a.txt": "a\n"})
+    (root / ".git" / "index").write_bytes(b"garbage")  # ls-files and status both refuse it
+    with pytest.raises(vxgit.GitError) as caught:
+        vxgit.start_snapshot(root)()
+    assert str(caught.value).startswith("vx requires git: `git ")
+    assert "\n" not in str(caught.value).strip()
 
 
 def test_head_branch_and_detached(workspace) -> None:

@@ -148,16 +148,21 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
     cache would do under the same cache flags: the index is opened for reading only, and
     nothing is written (no entry, no history row, no warm-path snapshot, no output cleaned).
     """
-    from vx import git
     from vx.cache.index import INDEX_NAME, read_index
     from vx.run.cachespec import resolve_axes
+    from vx.run.gitahead import GitAhead
     from vx.run.predict import predict
     from vx.util.stopwatch import Stopwatch
 
     watch = watch or Stopwatch()
     env = _env(options)
     axes = resolve_axes(options.cache, no_cache=options.no_cache, force=options.force)
-    plan, _, _ = _plan(options, watch)
+    ahead = GitAhead(_cwd(options), env)
+    try:
+        plan, _, _ = _plan(options, watch)
+    except BaseException:
+        ahead.wait()
+        raise
     if options.download != "all":
         import dataclasses
 
@@ -166,7 +171,7 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
         mode = Download(options.download)
         note = deferral(plan, mode).note(mode)
         plan = dataclasses.replace(plan, notes=(*plan.notes, *((note,) if note else ())))
-    snap = git.snapshot(plan.workspace.root, env=env)
+    snap = ahead.take(plan.workspace.root)
     location = _locate(options, plan.workspace, snap, keep=False)
     keys = _keys(plan, snap, location, env, write=False)
     index = read_index(location.store)
@@ -418,6 +423,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     from vx.cache.store import Store
     from vx.events import Notice
     from vx.run.cachespec import names_remote, resolve_axes
+    from vx.run.gitahead import GitAhead
     from vx.run.localcache import LocalCache
     from vx.util.stopwatch import Stopwatch
 
@@ -426,10 +432,15 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     env = _env(options)
     cwd = _cwd(options)
     axes = resolve_axes(options.cache, no_cache=options.no_cache, force=options.force)
-    plan, modules, refs_seen = _plan(options, watch)
+    ahead = GitAhead(cwd, env)
+    try:
+        plan, modules, refs_seen = _plan(options, watch)
+    except BaseException:
+        ahead.wait()
+        raise
     ws = plan.workspace
     exec_options = _exec_options(options, ws, env)
-    snap = git.snapshot(ws.root, env=env)
+    snap = ahead.take(ws.root)
     location = _locate(options, ws, snap)
     keys = _keys(plan, snap, location, env)
     ensure_writable(location.store)
