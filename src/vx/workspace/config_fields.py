@@ -104,29 +104,6 @@ class FrozenJson(dict[str, Any]):
         return (FrozenJson, (dict(self),))
 
 
-def freeze_json(value: Any) -> Any:
-    """Objects become `FrozenJson`, lists become tuples, all the way down.
-
-    Exact types are tested first: a parsed config holds only dicts, lists and scalars, and an
-    ABC check for each of thousands of values is a measurable part of a warm run.
-    """
-    kind = type(value)
-    if kind in _SCALARS:
-        return value
-    if kind is dict or isinstance(value, Mapping):
-        # Leaves are answered inline: most of a config's values are scalars, and a call each
-        # is most of the cost of freezing a thousand configs.
-        return FrozenJson(
-            {k: v if type(v) in _SCALARS else freeze_json(v) for k, v in value.items()}
-        )
-    if kind is list or kind is tuple or isinstance(value, (list, tuple)):
-        return tuple(v if type(v) in _SCALARS else freeze_json(v) for v in value)
-    return value
-
-
-_SCALARS = frozenset({str, bool, int, float, type(None)})
-
-
 def unknown_field(name: str, known: Iterable[str], also: Iterable[str] = ()) -> str:
     """`unknown field "x"` with the nearest known fields, or the list of them when none is near.
 
