@@ -550,11 +550,12 @@ def _status_of(root: Path, prefix: str, proc: subprocess.CompletedProcess[bytes]
     )
 
 
-def status_output(root: Path, env: Mapping[str, str]) -> bytes | None:
-    """`git status` as `snapshot` runs it, spawned without `subprocess` (the warm path's only
-    git process, and `import subprocess` alone costs more than the process); None on failure.
-    """
-    return _spawn_read(root, STATUS_ARGS, env)
+def status_output(root: Path, env: Mapping[str, str]) -> Callable[[], bytes | None]:
+    """`git status` as `snapshot` runs it, spawned now without `subprocess` (the warm path's
+    only git process, and `import subprocess` alone costs more than the process): the
+    returned function waits for it and gives its output, None on failure. The caller always
+    calls it, so no git is left behind; the work between is what git's time is hidden by."""
+    return _spawn(root, STATUS_ARGS, env)
 
 
 def refs_output(root: Path, refs: Sequence[str], env: Mapping[str, str]) -> bytes | None:
@@ -564,13 +565,14 @@ def refs_output(root: Path, refs: Sequence[str], env: Mapping[str, str]) -> byte
     if any("\n" in ref or "\0" in ref for ref in refs):
         return None
     text = "".join(f"{ref}^{{commit}}\n" for ref in refs)
-    return _spawn_read(root, ("cat-file", "--batch-check"), env, text.encode())
+    return _spawn(root, ("cat-file", "--batch-check"), env, text.encode())()
 
 
-def _spawn_read(
+def _spawn(
     root: Path, args: Sequence[str], env: Mapping[str, str], given: bytes = b""
-) -> bytes | None:
-    """git's stdout for `args` with `given` on its stdin; None when git fails or cannot start.
+) -> Callable[[], bytes | None]:
+    """git started on `args` with `given` on its stdin; the returned function reads its stdout
+    and reaps it: None when git failed or could not start.
 
     `given` must fit a pipe's buffer (64 KiB): it is written whole before stdout is read.
     """
@@ -592,7 +594,7 @@ def _spawn_read(
     except OSError:
         for fd in (read, write, feed, fed):
             os.close(fd)
-        return None
+        return lambda: None
     os.close(write)
     os.close(feed)
     try:  # straight to the descriptor: a buffered file would flush (and fail) only at close
@@ -603,12 +605,16 @@ def _spawn_read(
         pass  # git left early; its status says how it went
     finally:
         os.close(fed)
-    chunks = []
-    with os.fdopen(read, "rb") as pipe:
-        while chunk := pipe.read(1 << 16):
-            chunks.append(chunk)
-    _, status = os.waitpid(pid, 0)
-    return b"".join(chunks) if os.waitstatus_to_exitcode(status) == 0 else None
+
+    def collect() -> bytes | None:
+        chunks = []
+        with os.fdopen(read, "rb") as pipe:
+            while chunk := pipe.read(1 << 16):
+                chunks.append(chunk)
+        _, status = os.waitpid(pid, 0)
+        return b"".join(chunks) if os.waitstatus_to_exitcode(status) == 0 else None
+
+    return collect
 
 
 def _relative(raw: bytes, prefix: str) -> str | None:

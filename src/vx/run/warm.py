@@ -165,7 +165,25 @@ def replay(options: RunOptions, emit: Callable[[Event], None]) -> RunOutcome | N
 
 
 def _holds(snap: dict[str, object], env: Mapping[str, str]) -> bool:
-    """Every fingerprint, variable digest and git's answer as the snapshot recorded them."""
+    """Every fingerprint, variable digest and git's answer as the snapshot recorded them.
+
+    `git status` starts first and is read last: the checks here, and the imports the replay
+    needs next, run while git walks the work tree.
+    """
+    from vx.git import status_output
+
+    status = status_output(Path(str(snap["root"])), env)
+    try:
+        held = _stats_hold(snap, env)
+        if held:
+            import vx.cache.index  # noqa: F401  loaded while git works: the replay opens it next
+    finally:
+        raw = status()  # always: no git is left behind when a check fails first
+    return held and _without_staging(raw) == snap["status"]
+
+
+def _stats_hold(snap: dict[str, object], env: Mapping[str, str]) -> bool:
+    """The fingerprints, the variables and the refs as the snapshot recorded them."""
     paths = snap["paths"]
     fingerprints = snap["fingerprints"]
     assert isinstance(paths, list)  # noqa: S101  shapes were checked when it was written
@@ -185,14 +203,11 @@ def _holds(snap: dict[str, object], env: Mapping[str, str]) -> bool:
 
         if any(env_digest(env.get(name)) != digest for name, digest in envs):
             return False
-    from vx.git import refs_output, status_output
+    from vx.git import refs_output
 
-    root = Path(str(snap["root"]))
     refs = snap["refs"]
     assert isinstance(refs, list)  # noqa: S101
-    if refs and refs_output(root, refs, env) != snap["refs_out"]:
-        return False
-    return _without_staging(status_output(root, env)) == snap["status"]
+    return not refs or refs_output(Path(str(snap["root"])), refs, env) == snap["refs_out"]
 
 
 def _without_staging(raw: bytes | None) -> bytes | None:
