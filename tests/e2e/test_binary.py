@@ -1,11 +1,12 @@
 """The standalone binary build/binary.py makes with Nuitka, and smoke tests against it.
 
-A Nuitka build compiles vx and the standard library modules it reaches to C: 10-40 minutes
-on a 2-core machine, past what CI can spend on every run. So the build runs only when asked:
-VX_BUILD_BINARY=1 builds it (VX_BINARY_MODE=standalone|onefile, default standalone, the
-folder releases ship), or VX_BINARY_UNDER_TEST=PATH tests one already built (the `vx`
-inside a standalone folder, or a onefile binary). `.ci/run` sets
-neither; the release workflow builds and smoke-tests the binary on every platform.
+A Nuitka build compiles vx and the standard library modules it reaches to C: 10-15 minutes
+on a 2-core machine, too long for the test suite's every run. So the build runs only when
+asked: VX_BUILD_BINARY=1 builds it (VX_BINARY_MODE=standalone|onefile, default standalone,
+the folder releases ship), or VX_BINARY_UNDER_TEST=PATH tests one already built (the `vx`
+inside a standalone folder, or a onefile binary). `.ci/run` installs nuitka and runs this
+file alone with VX_BUILD_BINARY=1, after the suite; the release workflow builds and
+smoke-tests the binary on every platform.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ if not GIVEN and os.environ.get("VX_BUILD_BINARY") != "1":
     )
 if not GIVEN and importlib.util.find_spec("nuitka") is None:
     pytest.skip("nuitka is not installed (python3 -m pip install nuitka)", allow_module_level=True)
+if not GIVEN and not any(shutil.which(cc) for cc in ("cc", "gcc", "clang")):
+    pytest.skip("no C compiler on PATH: Nuitka needs one to build vx", allow_module_level=True)
+if not GIVEN and sys.platform == "linux" and shutil.which("patchelf") is None:
+    pytest.skip(
+        "patchelf is not installed: a Linux standalone build needs it", allow_module_level=True
+    )
 
 
 @pytest.fixture(scope="module")
