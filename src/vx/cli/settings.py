@@ -1,18 +1,15 @@
 """Frozen settings each verb resolves once from its args, and the pieces every verb shares."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: NamedTuple compiles each string annotation,
+# and these classes are built at the start of every run.
 
+from collections.abc import Mapping
 from enum import StrEnum
+from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, NamedTuple, TextIO
+from typing import NamedTuple, TextIO
 
-from vx.cli.parser import Flag, Takes
-
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from pathlib import Path
-
-    from vx.cli.parser import ParsedArgs
+from vx.cli.parser import Flag, ParsedArgs, Takes
 
 
 class OutputFormat(StrEnum):
