@@ -184,7 +184,11 @@ class _Background:
 
         self._args = ["git", "--no-pager", *args]
         self._out = os.memfd_create("vx-git-out", os.MFD_CLOEXEC)
-        self._err = os.memfd_create("vx-git-err", os.MFD_CLOEXEC)
+        try:
+            self._err = os.memfd_create("vx-git-err", os.MFD_CLOEXEC)
+        except OSError:
+            os.close(self._out)
+            raise
         base = os.environ if env is None else env
         try:
             self._proc = subprocess.Popen(
@@ -203,7 +207,12 @@ class _Background:
         import subprocess
 
         try:
-            code = self._proc.wait()
+            try:
+                code = self._proc.wait()
+            except BaseException:  # a Ctrl-C while git works: it goes too, and is reaped
+                self._proc.kill()
+                self._proc.wait()
+                raise
             return subprocess.CompletedProcess(
                 self._args, code, _read_all(self._out), _read_all(self._err)
             )

@@ -160,18 +160,17 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
     ahead = GitAhead(_cwd(options), env)
     try:
         plan, _, _ = _plan(options, watch)
-    except BaseException:
-        ahead.wait()
-        raise
-    if options.download != "all":
-        import dataclasses
+        if options.download != "all":
+            import dataclasses
 
-        from vx.run.download import Download, deferral
+            from vx.run.download import Download, deferral
 
-        mode = Download(options.download)
-        note = deferral(plan, mode).note(mode)
-        plan = dataclasses.replace(plan, notes=(*plan.notes, *((note,) if note else ())))
-    snap = ahead.take(plan.workspace.root)
+            mode = Download(options.download)
+            note = deferral(plan, mode).note(mode)
+            plan = dataclasses.replace(plan, notes=(*plan.notes, *((note,) if note else ())))
+        snap = ahead.take(plan.workspace.root)
+    finally:
+        ahead.wait()  # a no-op once taken; else git is let finish, leaving no child
     location = _locate(options, plan.workspace, snap, keep=False)
     keys = _keys(plan, snap, location, env, write=False)
     index = read_index(location.store)
@@ -435,12 +434,11 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     ahead = GitAhead(cwd, env)
     try:
         plan, modules, refs_seen = _plan(options, watch)
-    except BaseException:
-        ahead.wait()
-        raise
-    ws = plan.workspace
-    exec_options = _exec_options(options, ws, env)
-    snap = ahead.take(ws.root)
+        ws = plan.workspace
+        exec_options = _exec_options(options, ws, env)
+        snap = ahead.take(ws.root)
+    finally:
+        ahead.wait()  # a no-op once taken; else git is let finish, leaving no child
     location = _locate(options, ws, snap)
     keys = _keys(plan, snap, location, env)
     ensure_writable(location.store)
