@@ -1,11 +1,12 @@
 """The frozen events a run emits; `output/` renders them and `run/` never imports `output/`."""
 
-# No `from __future__ import annotations` here: NamedTuple turns every string annotation
-# into a ForwardRef it compiles, and these classes are built at the start of every run.
-from enum import StrEnum
-from typing import NamedTuple
+from __future__ import annotations
 
-from vx.ids import TaskId
+from enum import StrEnum
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from vx.ids import TaskId
 
 
 class TaskStatus(StrEnum):
@@ -112,40 +113,6 @@ class TaskReady(NamedTuple):
     id: TaskId
 
 
-class MissReason(NamedTuple):
-    """Why a cached task executed: the first key component that moved against the task's last
-    cache entry, or `first run` when it has none. `kind` is a component kind (`file`, `env`,
-    `upstream`, …), `first run`, or `same key` (the last entry holds this very key: the run
-    did not read it); `how` is `changed`, `added` or `removed`."""
-
-    kind: str
-    name: str = ""
-    how: str = "changed"
-
-    def describe(self) -> str:
-        """The words a miss row and `vx why` print: `src/index.ts changed`, `env API_URL`,
-        `via core#build`; control characters in a name print as `\\xNN`."""
-        from vx.util.text import escape_controls
-
-        name = escape_controls(self.name)
-        words = {
-            "first run": "first run",
-            "same key": "key unchanged",
-            "file": f"{name} {self.how}",
-            "workspace": f"{name} {self.how}",
-            "lockfile": f"{name}: its packages moved",
-            "package": f"{name} {self.how}",
-            "env": f"env {name}",
-            "runtime": f"runtime {name}",
-            "ws-runtime": f"ws-runtime {name}",
-            "forward": "forwarded args",
-            "config": "config changed",
-            "upstream": f"via {name}",
-            "format": "vx key format",
-        }
-        return words.get(self.kind, f"{self.kind} {name}")
-
-
 class TaskFinished(NamedTuple):
     """A task's final word. `key` is its cache key (16 hex) when it has one.
 
@@ -181,6 +148,40 @@ class TaskFinished(NamedTuple):
     withheld: tuple[str, ...] = ()
     flaky: tuple[int, int] | None = None
     tainted: bool = False
+
+
+class MissReason(NamedTuple):
+    """Why a cached task executed: the first key component that moved against the task's last
+    cache entry, or `first run` when it has none. `kind` is a component kind (`file`, `env`,
+    `upstream`, …), `first run`, or `same key` (the last entry holds this very key: the run
+    did not read it); `how` is `changed`, `added` or `removed`."""
+
+    kind: str
+    name: str = ""
+    how: str = "changed"
+
+    def describe(self) -> str:
+        """The words a miss row and `vx why` print: `src/index.ts changed`, `env API_URL`,
+        `via core#build`; control characters in a name print as `\\xNN`."""
+        from vx.util.text import escape_controls
+
+        name = escape_controls(self.name)
+        words = {
+            "first run": "first run",
+            "same key": "key unchanged",
+            "file": f"{name} {self.how}",
+            "workspace": f"{name} {self.how}",
+            "lockfile": f"{name}: its packages moved",
+            "package": f"{name} {self.how}",
+            "env": f"env {name}",
+            "runtime": f"runtime {name}",
+            "ws-runtime": f"ws-runtime {name}",
+            "forward": "forwarded args",
+            "config": "config changed",
+            "upstream": f"via {name}",
+            "format": "vx key format",
+        }
+        return words.get(self.kind, f"{self.kind} {name}")
 
 
 class Notice(NamedTuple):

@@ -1,7 +1,6 @@
 """`cache.db`, the only SQL in vx: entries, their key components and logs, the run history."""
 
-# No `from __future__ import annotations`: NamedTuple compiles each string annotation,
-# and these classes are built at the start of every run.
+from __future__ import annotations
 
 import contextlib
 import errno
@@ -9,15 +8,18 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from vx.cache.indexrows import damaged_schema, entry_from_row, log_from_rows, primary_code
 from vx.cache.key import KeyComponent, Kind
-from vx.cache.manifest import ArtifactInfo
 from vx.errors import ErrorCode
 from vx.events import CacheOutcome, Stream, TaskStatus
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from pathlib import Path
+
+    from vx.cache.manifest import ArtifactInfo
 
 SCHEMA_VERSION = 2
 """Bumping it resets every table on the next open (never the artifacts); `test_index` pins it."""
@@ -165,7 +167,7 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def open_index(directory: Path, *, now_ms: Callable[[], int] = _now_ms) -> "Index":
+def open_index(directory: Path, *, now_ms: Callable[[], int] = _now_ms) -> Index:
     """Open (creating when needed) the index in `directory`.
 
     A schema from another version is reset, and a file that is not a database is moved
@@ -178,7 +180,7 @@ def open_index(directory: Path, *, now_ms: Callable[[], int] = _now_ms) -> "Inde
     return index
 
 
-def read_index(directory: Path) -> "Index | None":
+def read_index(directory: Path) -> Index | None:
     """The index in `directory` opened for reading only, for a plan that must write nothing.
 
     None when there is no `cache.db` there, or one this version cannot read (another schema,
@@ -195,7 +197,7 @@ def read_index(directory: Path) -> "Index | None":
     return None
 
 
-def open_index_or_off(directory: Path, *, now_ms: Callable[[], int] = _now_ms) -> "Index":
+def open_index_or_off(directory: Path, *, now_ms: Callable[[], int] = _now_ms) -> Index:
     """`open_index`, or an index that is off for the whole run when the disk refuses the file.
 
     A full, read-only or failing disk costs a run its cache, never its tasks: probes miss,
@@ -241,7 +243,7 @@ class Index:
         self._identity: tuple[int, int] | None = None
 
     @classmethod
-    def unusable(cls, path: Path, why: str) -> "Index":
+    def unusable(cls, path: Path, why: str) -> Index:
         """An index that is off from the start (its disk refused it); `why` is its notice."""
         index = cls(path)
         index.off = index.notice = why

@@ -8,18 +8,19 @@ converted by the flag's row. Not argparse: its rules are not vx's, and importing
 every invocation (an all-cached run included) more than the whole parse.
 """
 
-# No `from __future__ import annotations`: NamedTuple compiles each string annotation,
-# and these classes are built at the start of every run.
+from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from types import MappingProxyType
-from typing import NamedTuple, NoReturn, Self
+from typing import TYPE_CHECKING, NamedTuple, NoReturn, Self
 
 from vx.errors import ErrorCode, UserError
 from vx.util.fuzzy import did_you_mean
 from vx.util.text import ECHO_LIMIT, clip
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
 
 HELP_FLAGS = ("--help", "-h")
 MAX_NUMBER = 2**53
@@ -159,7 +160,7 @@ class Command(NamedTuple):
     most_words: int | None = 0
     forwards: bool = False
     sections: tuple[Section, ...] = ()
-    rewrite: "Callable[[Command, Sequence[str]], list[str]] | None" = None
+    rewrite: Callable[[Command, Sequence[str]], list[str]] | None = None
 
     def flag(self, name: str) -> Flag | None:
         """The table row called `name`."""

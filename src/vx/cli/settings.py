@@ -1,15 +1,18 @@
 """Frozen settings each verb resolves once from its args, and the pieces every verb shares."""
 
-# No `from __future__ import annotations`: NamedTuple compiles each string annotation,
-# and these classes are built at the start of every run.
+from __future__ import annotations
 
-from collections.abc import Mapping
 from enum import StrEnum
-from pathlib import Path
 from types import MappingProxyType
-from typing import NamedTuple, TextIO
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
-from vx.cli.parser import Flag, ParsedArgs, Takes
+from vx.cli.parser import Flag, Takes
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+    from vx.cli.parser import ParsedArgs
 
 
 class OutputFormat(StrEnum):
