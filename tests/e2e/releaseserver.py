@@ -6,6 +6,7 @@ import hashlib
 import http.server
 import importlib.util
 import json
+import os
 import signal
 import subprocess
 import threading
@@ -135,20 +136,29 @@ def hanging_vx(marker: Path) -> bytes:
 
 
 def interrupt_when_marked(
-    args: list[str], env: dict[str, str], marker: Path
+    args: list[str], env: dict[str, str], marker: Path, *, whole_group: bool = False
 ) -> tuple[int, str, int]:
-    """Run `args`, send it SIGINT once the probed vx has written `marker` (as Ctrl-C would
-    reach the upgrade, not the probe in its own session); its exit code and stderr, and the
-    probed vx's pid."""
+    """Run `args`, send it SIGINT once the probed vx has written `marker`; its exit code and
+    stderr, and the probed vx's pid. SIGINT goes to `args` alone (as Ctrl-C reaches the
+    upgrade, not its probe in a session of its own), or with `whole_group` to its whole
+    process group, as Ctrl-C reaches a shell script and what it runs."""
     proc = subprocess.Popen(
-        args, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
+        args,
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        start_new_session=whole_group,
     )
     try:
         deadline = time.monotonic() + 60
         while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
         assert marker.exists(), "the new vx was never probed"
-        proc.send_signal(signal.SIGINT)
+        if whole_group:
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
