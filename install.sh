@@ -8,7 +8,8 @@
 #
 # Environment: VX_INSTALL_DIR (the install root, default ~/.vx), VX_VERSION (a tag such as
 # v0.2.0; default the latest), VX_UPGRADE_URL (the releases base URL: a mirror). Every
-# failure is one line on stderr and exit 1; nothing is left half-installed.
+# failure is one line on stderr and exit 1, and so is an interrupt (INT, TERM, HUP) before
+# bin/vx is flipped; nothing is left half-installed.
 set -u
 
 BASE="${VX_UPGRADE_URL:-https://github.com/vx-runner/vx/releases}"
@@ -17,14 +18,33 @@ ROOT="${VX_INSTALL_DIR:-$HOME/.vx}"
 ROOT="${ROOT%/}"
 TAG="${VX_VERSION:-latest}"
 TMP=""
-STAGE=""
+NEWDIR=""
+NEWLINK=""
+MADE=""
+MADE_BIN=""
+MADE_LIB=""
+
+# Whatever this run made goes again: the work folder, an unlinked new folder, a link not yet
+# renamed into place, and the directories it created for the root (emptied first).
+cleanup() {
+  [ -n "$TMP" ] && rm -rf "$TMP"
+  [ -n "$NEWDIR" ] && rm -rf "$NEWDIR"
+  [ -n "$NEWLINK" ] && rm -f "$NEWLINK"
+  [ -n "$MADE_LIB" ] && rmdir "$ROOT/lib" 2>/dev/null
+  [ -n "$MADE_BIN" ] && rmdir "$ROOT/bin" 2>/dev/null
+  if [ -n "$MADE" ]; then
+    d=$ROOT
+    while rmdir "$d" 2>/dev/null && [ "$d" != "$MADE" ]; do d=$(dirname "$d"); done
+  fi
+}
 
 die() {
   printf 'install.sh: %s\n' "$1" >&2
-  [ -n "$TMP" ] && rm -rf "$TMP"
-  [ -n "$STAGE" ] && rm -rf "$STAGE"
+  cleanup
   exit 1
 }
+
+trap 'die "interrupted — nothing installed"' INT TERM HUP
 
 platform_for() {
   case "$1" in
@@ -72,7 +92,18 @@ PLAT=$(platform_for "$PLATFORM") || die "no vx binary is built for $PLATFORM —
 command -v tar >/dev/null 2>&1 || die "tar is not installed: install it and re-run"
 if [ "$TAG" = latest ]; then FROM="$BASE/latest/download"; else FROM="$BASE/download/$TAG"; fi
 
-TMP=$(mktemp -d 2>/dev/null || mktemp -d -t vx-install) || die "cannot make a temp directory"
+# Everything is downloaded, unpacked and probed inside the root, not in /tmp (often mounted
+# noexec, where the probe would fail for the wrong reason); the new folder is then one rename
+# away from its place.
+d=$ROOT
+while [ ! -d "$d" ]; do MADE=$d; d=$(dirname "$d"); done
+[ -d "$ROOT/bin" ] || MADE_BIN=1
+[ -d "$ROOT/lib" ] || MADE_LIB=1
+mkdir -p "$ROOT/bin" "$ROOT/lib" 2>/dev/null || die "cannot create $ROOT — set VX_INSTALL_DIR to a directory you can write"
+[ -w "$ROOT/bin" ] && [ -w "$ROOT/lib" ] || die "cannot write to $ROOT — set VX_INSTALL_DIR to a directory you can write"
+TMP="$ROOT/lib/.vx-install-$$"
+rm -rf "$TMP" # a leftover of a killed run that had this pid
+mkdir "$TMP" 2>/dev/null || die "cannot write to $ROOT/lib — set VX_INSTALL_DIR to a directory you can write"
 # The asset's name carries the version, so the release document says which one "latest" is.
 fetch "$FROM/release.json" "$TMP/release.json" release.json
 VERSION=$(tr -d '\n' <"$TMP/release.json" | sed -n 's/.*"version" *: *"\([^"]*\)".*/\1/p')
@@ -94,31 +125,55 @@ GOT=$(sha256_of "$TMP/$ASSET")
 mkdir "$TMP/unpacked" && tar -xzf "$TMP/$ASSET" -C "$TMP/unpacked" 2>"$TMP/err" \
   || die "could not unpack $ASSET ($(tail -n 1 "$TMP/err")) — nothing installed"
 [ -f "$TMP/unpacked/$TOP/vx" ] || die "$ASSET holds no $TOP/vx — nothing installed"
-ANSWER=$("$TMP/unpacked/$TOP/vx" --version 2>/dev/null) || die "the downloaded vx does not start on this machine ($PLATFORM) — nothing installed"
+# stdin from /dev/null: under `curl … | sh` the script itself is on stdin.
+if command -v timeout >/dev/null 2>&1; then
+  ANSWER=$(timeout 10 "$TMP/unpacked/$TOP/vx" --version 2>/dev/null </dev/null)
+  rc=$?
+  [ $rc -ne 124 ] || die "the downloaded vx did not answer --version within 10 s on this machine ($PLATFORM) — nothing installed"
+else
+  ANSWER=$("$TMP/unpacked/$TOP/vx" --version 2>/dev/null </dev/null)
+  rc=$?
+fi
+[ $rc -eq 0 ] || die "the downloaded vx does not start on this machine ($PLATFORM) — nothing installed"
 [ "$ANSWER" = "vx $VERSION" ] || die "the downloaded vx answers \"$ANSWER\", not \"vx $VERSION\" — nothing installed"
 
-mkdir -p "$ROOT/bin" "$ROOT/lib" 2>/dev/null || die "cannot create $ROOT — set VX_INSTALL_DIR to a directory you can write"
-[ -w "$ROOT/bin" ] && [ -w "$ROOT/lib" ] || die "cannot write to $ROOT — set VX_INSTALL_DIR to a directory you can write"
-# Into the root's file system under a hidden name first, then renamed whole: lib/vx-<version>
-# is never a partly copied folder.
-STAGE="$ROOT/lib/.vx-install-$$"
-mv "$TMP/unpacked/$TOP" "$STAGE" 2>/dev/null || die "cannot write to $ROOT/lib"
+# The folder bin/vx leads to now (the previous install's) is never renamed or removed: a
+# running vx still loads files from it. Reinstalling that same version gets a fresh name.
+PREV=$(readlink "$ROOT/bin/vx" 2>/dev/null) || PREV=""
+case "$PREV" in
+  ../lib/*/vx) PREV_DIR="$ROOT/lib/${PREV#../lib/}" ;;
+  "$ROOT"/lib/*/vx) PREV_DIR=$PREV ;;
+  *) PREV_DIR="" ;;
+esac
+PREV_DIR=${PREV_DIR%/vx}
 DEST="$ROOT/lib/vx-$VERSION"
+[ "$DEST" != "$PREV_DIR" ] || DEST="$ROOT/lib/vx-$VERSION-$$"
 if [ -e "$DEST" ]; then
-  mv "$DEST" "$ROOT/lib/.vx-old-$$" || die "cannot replace $DEST"
+  rm -rf "$DEST" || die "cannot replace $DEST (not in use) — nothing installed"
 fi
-mv "$STAGE" "$DEST" || die "cannot rename $STAGE to $DEST"
-STAGE=""
-rm -rf "$ROOT/lib/.vx-old-$$"
+NEWDIR=$DEST
+mv "$TMP/unpacked/$TOP" "$DEST" 2>/dev/null || die "cannot write to $ROOT/lib — nothing installed"
 # A relative link, swapped in by a rename: bin/vx is at every instant the old vx or the new.
-ln -s "../lib/vx-$VERSION/vx" "$ROOT/bin/.vx-link-$$" || die "cannot write to $ROOT/bin"
-mv -f "$ROOT/bin/.vx-link-$$" "$ROOT/bin/vx" || die "cannot replace $ROOT/bin/vx"
+NEWLINK="$ROOT/bin/.vx-link-$$"
+rm -f "$NEWLINK"
+ln -s "../lib/${DEST##*/}/vx" "$NEWLINK" || die "cannot write to $ROOT/bin — nothing installed"
+# From the flip on, the install runs to its end (tidying, the receipt): no signal stops it
+# between "nothing installed" and "installed".
+trap '' INT TERM HUP
+mv -f "$NEWLINK" "$ROOT/bin/vx" || die "cannot replace $ROOT/bin/vx — nothing installed"
+NEWLINK=""
+NEWDIR=""
+MADE=""
+MADE_BIN=""
+MADE_LIB=""
 for old in "$ROOT"/lib/vx-*; do
-  [ "$old" = "$DEST" ] || rm -rf "$old"
+  [ "$old" = "$DEST" ] || [ "$old" = "$PREV_DIR" ] || rm -rf "$old"
 done
 rm -f "$ROOT/bin/.vx-receipt.json" # a single-file install's, from before the binary was a folder
+# The URL is the user's text: its backslashes and quotes are escaped for JSON.
+URL_JSON=$(printf '%s' "$BASE" | sed 's/\\/\\\\/g; s/"/\\"/g')
 printf '{\n  "installer": "install.sh",\n  "asset": "%s",\n  "url": "%s",\n  "version": "%s"\n}\n' \
-  "$ASSET" "$BASE" "$VERSION" >"$ROOT/.vx-receipt.json" || die "cannot write $ROOT/.vx-receipt.json"
+  "$ASSET" "$URL_JSON" "$VERSION" >"$ROOT/.vx-receipt.json" || die "cannot write $ROOT/.vx-receipt.json"
 rm -rf "$TMP"
 
 echo "vx $VERSION installed at $ROOT/bin/vx"

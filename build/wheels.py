@@ -7,7 +7,8 @@ Python 3.11 does. The platform wheel (`vx-<v>-py3-none-<platform>.whl`, after ru
 uv's pattern) puts a native vx on PATH with no dependency to resolve. The binary is a folder
 (the executable beside the libraries it loads), which a wheel's scripts slot cannot hold, so
 the folder goes into the package as `vx/_bin/` and the `vx` script is a few lines of sh that
-finds it from its own place (`<prefix>/bin/vx` → `<prefix>/lib/python3*/*-packages/vx/_bin/vx`)
+finds it from its own place (`<prefix>/bin/vx` → `<prefix>/lib/python3*/*-packages/vx/_bin/vx`,
+in the package whose RECORD is newest: the one installed with it)
 and execs it: no Python starts. `python -m vx` execs the same binary.
 
 Both are written directly (a wheel is a zip with three metadata files), so building needs
@@ -136,9 +137,15 @@ while [ -L "$self" ]; do
   case $link in /*) self=$link ;; *) self=$(dirname "$self")/$link ;; esac
 done
 prefix=$(cd "$(dirname "$self")/.." && pwd)
-for binary in "$prefix"/lib/python3*/*-packages/vx/_bin/vx; do
-  [ -x "$binary" ] && exec "$binary" "$@"
-done
+# The package installed with this launcher has the newest RECORD of the prefix's vx installs:
+# not the first in sort order (python3.10 sorts before python3.9), nor a stale vx left under
+# another Python.
+records=$(ls -t "$prefix"/lib/python3*/*-packages/vx-*.dist-info/RECORD 2>/dev/null)
+binary=$(printf '%s\n' "$records" | while IFS= read -r record; do
+  candidate=$(dirname "$(dirname "$record")")/vx/_bin/vx
+  if [ -x "$candidate" ]; then printf '%s\n' "$candidate"; break; fi
+done)
+[ -n "$binary" ] && exec "$binary" "$@"
 echo "vx: the vx binary is missing under $prefix/lib — reinstall:" \\
   "python3 -m pip install --force-reinstall vx" >&2
 exit 1

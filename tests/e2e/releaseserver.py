@@ -6,15 +6,19 @@ import hashlib
 import http.server
 import importlib.util
 import json
+import os
+import signal
+import subprocess
 import threading
+import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Self
 
 from tests.conftest import REPO
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
-    from pathlib import Path
     from types import ModuleType
 
 
@@ -124,3 +128,49 @@ def serve() -> Iterator[ReleaseServer]:
     """A fixture body: one server for the test."""
     with ReleaseServer() as server:
         yield server
+
+
+def hanging_vx(marker: Path) -> bytes:
+    """A new `vx` that writes its pid to `marker` once it runs, then hangs in --version."""
+    return f'#!/bin/sh\necho $$ >"{marker}.tmp" && mv "{marker}.tmp" "{marker}"\nexec sleep 600\n'.encode()
+
+
+def interrupt_when_marked(
+    args: list[str], env: dict[str, str], marker: Path, *, whole_group: bool = False
+) -> tuple[int, str, int]:
+    """Run `args`, send it SIGINT once the probed vx has written `marker`; its exit code and
+    stderr, and the probed vx's pid. SIGINT goes to `args` alone (as Ctrl-C reaches the
+    upgrade, not its probe in a session of its own), or with `whole_group` to its whole
+    process group, as Ctrl-C reaches a shell script and what it runs."""
+    proc = subprocess.Popen(
+        args,
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        start_new_session=whole_group,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert marker.exists(), "the new vx was never probed"
+        if whole_group:
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, err, int(marker.read_text())
+
+
+def gone(pid: int) -> bool:
+    """The process has exited (absent, or a zombie nobody has reaped yet)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"

@@ -9,7 +9,14 @@ import sys
 
 import pytest
 from tests.conftest import REPO, base_env
-from tests.e2e.releaseserver import ReleaseServer, Route, folder_tarball
+from tests.e2e.releaseserver import (
+    ReleaseServer,
+    Route,
+    folder_tarball,
+    gone,
+    hanging_vx,
+    interrupt_when_marked,
+)
 
 from vx.selfupdate.release import platform_key
 
@@ -92,16 +99,77 @@ def test_it_installs_verifies_and_writes_the_receipt(server, tmp_path):
     ]
 
 
-def test_a_second_install_flips_the_link_and_drops_the_old_folder(server, tmp_path):
-    publish(server, tmp_path, "0.1.0", b'#!/bin/sh\necho "vx 0.1.0"\n')
-    assert install(server, tmp_path).returncode == 0
+def test_a_second_install_flips_the_link_and_keeps_only_the_previous_folder(server, tmp_path):
+    """The folder bin/vx led to stays (a running vx still loads from it); older ones go."""
+    for version in ("0.1.0", "0.2.0", "0.3.0"):
+        publish(server, tmp_path, version, f'#!/bin/sh\necho "vx {version}"\n'.encode())
+        proc = install(server, tmp_path)
+        assert proc.returncode == 0, proc.stderr
+    root = tmp_path / "home" / ".vx"
+    assert str((root / "bin" / "vx").readlink()) == "../lib/vx-0.3.0/vx"
+    assert sorted(p.name for p in (root / "lib").iterdir()) == ["vx-0.2.0", "vx-0.3.0"]
+    assert sorted(p.name for p in (root / "bin").iterdir()) == ["vx"]
+
+
+def test_reinstalling_the_version_in_use_never_moves_its_folder(server, tmp_path):
+    """The live lib/vx-0.2.0 is neither renamed nor removed: the new copy gets its own name."""
     publish(server, tmp_path, "0.2.0", NEW)
+    assert install(server, tmp_path).returncode == 0
+    root = tmp_path / "home" / ".vx"
+    live = root / "lib" / "vx-0.2.0"
+    inode = live.stat().st_ino
     proc = install(server, tmp_path)
     assert proc.returncode == 0, proc.stderr
+    link = root / "bin" / "vx"
+    target = str(link.readlink())
+    assert target.startswith("../lib/vx-0.2.0-")
+    assert target.endswith("/vx")
+    assert link.read_bytes() == NEW
+    assert live.stat().st_ino == inode
+    again = target.split("/")[2]
+    assert sorted(p.name for p in (root / "lib").iterdir()) == ["vx-0.2.0", again]
+    assert install(server, tmp_path).returncode == 0  # and back to the plain name
+    assert str(link.readlink()) == "../lib/vx-0.2.0/vx"
+    assert sorted(p.name for p in (root / "lib").iterdir()) == ["vx-0.2.0", again]
+
+
+def test_nothing_is_unpacked_or_run_under_tmp(server, tmp_path):
+    """The probe runs inside the root (a noexec /tmp would fail it): no temp dir is needed."""
+    publish(server, tmp_path, "0.2.0", NEW)
+    proc = install(server, tmp_path, TMPDIR=str(tmp_path / "no-such-tmp"))
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "home" / ".vx" / "bin" / "vx").read_bytes() == NEW
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="wget may refuse quotes in a URL")
+def test_the_receipt_escapes_the_url(server, tmp_path):
+    publish(server, tmp_path, "0.2.0", NEW)
+    url = server.url.replace("http://", 'http://u"s\\r@')
+    proc = install(server, tmp_path, VX_UPGRADE_URL=url)
+    assert proc.returncode == 0, proc.stderr
+    receipt = json.loads((tmp_path / "home" / ".vx" / ".vx-receipt.json").read_text())
+    assert receipt["url"] == url
+
+
+def test_an_interrupt_before_the_flip_installs_nothing(server, tmp_path):
+    """Ctrl-C while the new vx is probed: the trap removes the work folder and says so."""
+    publish(server, tmp_path, "0.1.0", b'#!/bin/sh\necho "vx 0.1.0"\n')
+    assert install(server, tmp_path).returncode == 0
     root = tmp_path / "home" / ".vx"
-    assert (root / "bin" / "vx").read_bytes() == NEW
-    assert [p.name for p in (root / "lib").iterdir()] == ["vx-0.2.0"]
+    marker = tmp_path / "probed"
+    publish(server, tmp_path, "0.2.0", hanging_vx(marker))
+    env = base_env(
+        {"HOME": str(tmp_path / "home"), "VX_UPGRADE_URL": server.url, "PATH": "/usr/bin:/bin"}
+    )
+    code, err, pid = interrupt_when_marked(
+        ["sh", str(REPO / "install.sh")], env, marker, whole_group=True
+    )
+    assert code == 1
+    assert err == "install.sh: interrupted — nothing installed\n"
+    assert str((root / "bin" / "vx").readlink()) == "../lib/vx-0.1.0/vx"
+    assert sorted(p.name for p in (root / "lib").iterdir()) == ["vx-0.1.0"]
     assert sorted(p.name for p in (root / "bin").iterdir()) == ["vx"]
+    assert gone(pid)
 
 
 def test_vx_install_dir_and_a_pinned_version(server, tmp_path):
@@ -126,6 +194,7 @@ def test_vx_install_dir_and_a_pinned_version(server, tmp_path):
         ("not a tarball", "could not unpack"),
         ("no start", "the downloaded vx does not start on this machine"),
         ("wrong version", 'answers "vx 9.9.9", not "vx 0.2.0"'),
+        ("hangs", "did not answer --version within 10 s"),
         ("404", "(404) — check VX_VERSION (latest)"),
         (
             "404 asset",
@@ -141,6 +210,10 @@ def test_every_failure_is_one_line_and_installs_nothing(server, tmp_path, setup,
         server.release("0.2.0", {name: tarball.read_bytes()}, digests={name: "a" * 64})
     elif setup == "no start":
         publish(server, tmp_path, "0.2.0", NO_START)
+    elif setup == "hangs":
+        if shutil.which("timeout") is None:
+            pytest.skip("no timeout(1) here: install.sh probes without a time limit")
+        publish(server, tmp_path, "0.2.0", b"#!/bin/sh\nsleep 600 &\nsleep 600\n")
     elif setup == "wrong version":
         publish(server, tmp_path, "0.2.0", b'#!/bin/sh\necho "vx 9.9.9"\n')
     elif setup == "not a tarball":

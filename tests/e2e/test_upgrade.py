@@ -14,7 +14,7 @@ import sys
 
 import pytest
 from tests.conftest import REPO, base_env
-from tests.e2e.releaseserver import ReleaseServer, Route
+from tests.e2e.releaseserver import ReleaseServer, Route, gone, hanging_vx, interrupt_when_marked
 
 NEW = b'#!/bin/sh\necho "vx 0.2.0"\n'
 NO_START = b"#!/bin/sh\necho 'cannot execute: wrong ELF class' >&2\nexit 126\n"
@@ -258,3 +258,17 @@ def test_through_a_symlink_the_file_it_points_at_is_replaced(installed, server, 
     assert proc.returncode == 0, proc.stderr
     assert link.is_symlink()
     assert installed.read_bytes() == NEW
+
+
+def test_ctrl_c_during_the_probe_swaps_back_and_kills_the_probe(installed, server, tmp_path):
+    marker = tmp_path / "probed"
+    before = digest(installed)
+    server.release("0.2.0", {"vx.pyz": hanging_vx(marker)})
+    code, err, pid = interrupt_when_marked(
+        [str(installed), "upgrade"], base_env({"VX_UPGRADE_URL": server.url}), marker
+    )
+    assert code != 0
+    assert "Traceback" not in err
+    assert digest(installed) == before
+    assert leftovers(installed) == []
+    assert gone(pid)

@@ -14,7 +14,14 @@ import sys
 
 import pytest
 from tests.conftest import REPO, base_env
-from tests.e2e.releaseserver import ReleaseServer, Route, folder_tarball
+from tests.e2e.releaseserver import (
+    ReleaseServer,
+    Route,
+    folder_tarball,
+    gone,
+    hanging_vx,
+    interrupt_when_marked,
+)
 
 from vx.selfupdate.release import platform_key
 
@@ -198,3 +205,28 @@ def test_a_folder_outside_the_layout_is_a_zipapp_replaced_in_place(root, server,
     )
     assert proc.returncode == 0, proc.stderr
     assert exe.read_bytes() == NEW
+
+
+def test_ctrl_c_during_the_probe_puts_the_old_link_back_and_kills_the_probe(root, server, tmp_path):
+    marker = tmp_path / "probed"
+    publish(server, tmp_path, hanging_vx(marker))
+    code, err, pid = interrupt_when_marked(
+        [str(root / "bin" / "vx"), "upgrade"], base_env({"VX_UPGRADE_URL": server.url}), marker
+    )
+    assert code != 0
+    assert "Traceback" not in err
+    assert state(root) == BEFORE
+    assert gone(pid)
+
+
+def test_a_release_whose_folder_is_the_running_one_is_refused_in_one_line(root, server, tmp_path):
+    """vx 0.1.0's executable sits in lib/vx-0.2.0 (a hand-made mix-up): nothing renamed onto it."""
+    (root / "lib" / "vx-0.1.0").rename(root / "lib" / "vx-0.2.0")
+    (root / "bin" / "vx").unlink()
+    (root / "bin" / "vx").symlink_to("../lib/vx-0.2.0/vx")
+    publish(server, tmp_path, NEW)
+    proc = upgrade(root, server.url)
+    assert proc.returncode == 1
+    assert "is this vx's own folder, yet this vx answers another version" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert state(root) == ("../lib/vx-0.2.0/vx", ["vx"], ["vx-0.2.0"])

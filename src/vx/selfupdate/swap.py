@@ -4,12 +4,13 @@ The new file is written beside the old one (same directory, same file system), c
 against the release's SHA-256, given the old file's mode (and, as root, its owner), and
 renamed over it: at every instant the path holds a whole vx. The old file stays reachable
 through a hard link until the new one has answered `--version`; if it does not (it does not
-start here, it hangs past PROBE_TIMEOUT_S, it names another version) the link is renamed
-back.
+start here, it hangs past PROBE_TIMEOUT_S, it names another version), or the upgrade is
+interrupted before it has, the link is renamed back.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
@@ -53,20 +54,21 @@ def install(release: Release, path: Path) -> Installed:
     fd, partial_name = tempfile.mkstemp(prefix=_PARTIAL, dir=path.parent)
     partial = Path(partial_name)
     backup: Path | None = None
+    replaced = False
     try:
         fetch_verified(release, fd)
         _copy_mode_and_owner(path, partial)
         backup = _keep_old(path)
         partial.replace(path)
-        problem = probe(path, release.version)
-        if problem is not None:
+        replaced = True
+        prove_started(path, release.version)
+    except BaseException:
+        # Whatever stopped us (a refused probe, Ctrl-C, a crash) after the swap, the old file
+        # goes back: the path never stays on a vx that has not answered.
+        if replaced and backup is not None:
             backup.replace(path)
             backup = None
-            raise UserError(
-                ErrorCode.REFUSED,
-                f"the new vx {release.version} did not start here ({problem}) — the previous "
-                f"vx is back in place at {path}",
-            )
+        raise
     finally:
         for leftover in (partial, backup):
             if leftover is not None:
@@ -90,6 +92,18 @@ def fetch_verified(release: Release, fd: int) -> None:
         )
 
 
+def prove_started(path: Path, version: str) -> None:
+    """Refuse, saying why, unless `path --version` answers `vx <version>`; the caller has put
+    the previous vx back by the time the error is shown."""
+    problem = probe(path, version)
+    if problem is not None:
+        raise UserError(
+            ErrorCode.REFUSED,
+            f"the new vx {version} did not start here ({problem}) — the previous vx is back "
+            f"in place at {path}",
+        )
+
+
 def probe(path: Path, version: str) -> str | None:
     """Run `path --version`; None when it answers `vx <version>`, else what went wrong.
 
@@ -110,9 +124,12 @@ def probe(path: Path, version: str) -> str | None:
     try:
         out, err = child.communicate(timeout=PROBE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
-        child.communicate()
+        _kill(child)
         return f"no answer to --version within {PROBE_TIMEOUT_S} s"
+    except BaseException:
+        # Ctrl-C reaches only our session: the probe's would run on, hung, without this.
+        _kill(child)
+        raise
     if child.returncode != 0:
         last = (err.strip().splitlines() or [""])[-1][:200]
         return f"--version exited {child.returncode}" + (f": {last}" if last else "")
@@ -120,6 +137,13 @@ def probe(path: Path, version: str) -> str | None:
     if answer != f"vx {version}":
         return f'--version answered "{answer[:80]}", not "vx {version}"'
     return None
+
+
+def _kill(child: subprocess.Popen[str]) -> None:
+    """Kill the probe's whole session and reap it (its group outlives a leader that exited)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(child.pid, signal.SIGKILL)
+    child.communicate()
 
 
 def _copy_mode_and_owner(old: Path, new: Path) -> None:
