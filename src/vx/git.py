@@ -128,16 +128,8 @@ def snapshot(root: Path, *, env: Mapping[str, str] | None = None) -> GitSnapshot
     """The index and the work tree's state under `root`: one rev-parse, ls-files and status."""
     where = _locate(root, env)
     head = _require_head(root, where)
-    return GitSnapshot(
-        root=root,
-        prefix=where.prefix,
-        head=head,
-        index=_ls_files(root, where.prefix, env),
-        status=_status(root, where.prefix, env),
-        git_dir=where.git_dir,
-        common_dir=where.common_dir,
-        shallow=where.shallow,
-    )
+    index = _ls_files(root, where.prefix, env)
+    return _assemble(root, where, head, index, _status(root, where.prefix, env))
 
 
 def start_snapshot(
@@ -159,19 +151,26 @@ def start_snapshot(
         raise
 
     def finish() -> GitSnapshot:
-        listed, changed = listing.result(), changes.result()
-        return GitSnapshot(
-            root=root,
-            prefix=where.prefix,
-            head=head,
-            index=_index_entries(root, where.prefix, listed),
-            status=_status_of(root, where.prefix, changed),
-            git_dir=where.git_dir,
-            common_dir=where.common_dir,
-            shallow=where.shallow,
-        )
+        listed, changed = listing.result(), changes.result()  # both reaped before any check
+        index = _index_entries(root, where.prefix, listed)
+        return _assemble(root, where, head, index, _status_of(root, where.prefix, changed))
 
     return finish
+
+
+def _assemble(
+    root: Path, where: _Where, head: str, index: dict[str, IndexEntry], status: StatusSnapshot
+) -> GitSnapshot:
+    return GitSnapshot(
+        root=root,
+        prefix=where.prefix,
+        head=head,
+        index=index,
+        status=status,
+        git_dir=where.git_dir,
+        common_dir=where.common_dir,
+        shallow=where.shallow,
+    )
 
 
 class _Background:
