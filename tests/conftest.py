@@ -188,3 +188,15 @@ def redact(text: str, tmp: Path | None = None) -> str:
     for pattern, repl in _REDACTIONS:
         text = pattern.sub(repl, text)
     return text
+
+
+@pytest.fixture(scope="session")
+def built_pyz(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`build/pyz.py`'s vx.pyz, built once per test process; tests copy it, never change it."""
+    out = tmp_path_factory.mktemp("pyz") / "vx.pyz"
+    subprocess.run(
+        [sys.executable, str(REPO / "build" / "pyz.py"), "--out", str(out)],
+        check=True,
+        capture_output=True,
+    )
+    return out

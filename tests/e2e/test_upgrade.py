@@ -22,17 +22,6 @@ WRONG_VERSION = b'#!/bin/sh\necho "vx 9.9.9"\n'
 HANGS = b"#!/bin/sh\nsleep 600 &\nsleep 600\n"  # and a child that would hold the pipes
 
 
-@pytest.fixture(scope="module")
-def built_pyz(tmp_path_factory):
-    out = tmp_path_factory.mktemp("pyz") / "vx.pyz"
-    subprocess.run(
-        [sys.executable, str(REPO / "build" / "pyz.py"), "--out", str(out)],
-        check=True,
-        capture_output=True,
-    )
-    return out
-
-
 @pytest.fixture
 def installed(built_pyz, tmp_path):
     bin_dir = tmp_path / "bin"

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 
 import pytest
-from tests.conftest import REPO, base_env
+from tests.conftest import base_env
 from tests.e2e.releaseserver import (
     ReleaseServer,
     Route,
@@ -30,17 +29,6 @@ NO_START = b"#!/bin/sh\necho 'cannot execute: wrong ELF class' >&2\nexit 126\n"
 WRONG_VERSION = b'#!/bin/sh\necho "vx 9.9.9"\n'
 HANGS = b"#!/bin/sh\nsleep 600 &\nsleep 600\n"
 ASSET = f"vx-0.2.0-{platform_key()}.tar.gz"
-
-
-@pytest.fixture(scope="module")
-def built_pyz(tmp_path_factory):
-    out = tmp_path_factory.mktemp("pyz") / "vx.pyz"
-    subprocess.run(
-        [sys.executable, str(REPO / "build" / "pyz.py"), "--out", str(out)],
-        check=True,
-        capture_output=True,
-    )
-    return out
 
 
 @pytest.fixture

@@ -3,26 +3,13 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 import zipfile
 
-import pytest
 from tests.conftest import REPO, base_env, make_git_workspace
 
 
-@pytest.fixture(scope="module")
-def pyz(tmp_path_factory):
-    out = tmp_path_factory.mktemp("pyz") / "vx.pyz"
-    subprocess.run(
-        [sys.executable, str(REPO / "build" / "pyz.py"), "--out", str(out)],
-        check=True,
-        capture_output=True,
-    )
-    return out
-
-
-def test_the_archive_holds_the_package_the_docs_and_the_schemas(pyz):
-    names = set(zipfile.ZipFile(pyz).namelist())
+def test_the_archive_holds_the_package_the_docs_and_the_schemas(built_pyz):
+    names = set(zipfile.ZipFile(built_pyz).namelist())
     assert {"__main__.py", "vx/__init__.py", "vx/cli/entry.py", "vx/cli/entry.pyc"} <= names
     for doc in (REPO / "docs").glob("*.md"):
         assert f"vx/_data/docs/{doc.name}" in names
@@ -31,9 +18,11 @@ def test_the_archive_holds_the_package_the_docs_and_the_schemas(pyz):
     assert not any("__pycache__" in n for n in names)
 
 
-def test_it_runs_by_its_shebang(pyz, tmp_path):
-    assert pyz.stat().st_mode & 0o111
-    version = subprocess.run([str(pyz), "--version"], capture_output=True, text=True, check=True)
+def test_it_runs_by_its_shebang(built_pyz, tmp_path):
+    assert built_pyz.stat().st_mode & 0o111
+    version = subprocess.run(
+        [str(built_pyz), "--version"], capture_output=True, text=True, check=True
+    )
     assert version.stdout.startswith("vx ")
     ws = make_git_workspace(
         tmp_path / "ws",
@@ -43,7 +32,7 @@ def test_it_runs_by_its_shebang(pyz, tmp_path):
         },
     )
     run = subprocess.run(
-        [str(pyz), "run", "hi"],
+        [str(built_pyz), "run", "hi"],
         cwd=ws,
         env=base_env({"HOME": str(tmp_path)}),
         capture_output=True,
@@ -54,10 +43,10 @@ def test_it_runs_by_its_shebang(pyz, tmp_path):
     assert "hi" in run.stdout
 
 
-def test_vx_docs_reads_the_manual_inside_the_archive(pyz, tmp_path):
+def test_vx_docs_reads_the_manual_inside_the_archive(built_pyz, tmp_path):
     """Outside any checkout, so the manual can only come from the zip."""
     out = subprocess.run(
-        [str(pyz), "docs", "output-logs", "--limit", "1"],
+        [str(built_pyz), "docs", "output-logs", "--limit", "1"],
         cwd=tmp_path,
         env=base_env({"HOME": str(tmp_path)}),
         capture_output=True,
