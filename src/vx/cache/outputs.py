@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
+import stat
 from typing import TYPE_CHECKING
 
 from vx.errors import ConfigError
@@ -12,6 +12,7 @@ from vx.util.globs import compile_globs, fixed_prefix
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
+    from pathlib import Path
 
     from vx.cache.manifest import Recorded
     from vx.util.globs import Matcher
@@ -27,37 +28,58 @@ def output_paths(base: Path, patterns: Sequence[str], *, stop_at: Iterable[str] 
     and never from a prefix that resolves outside `base` (a `..`, or a symlinked dir on the
     way): what it returns is what cleaning may delete.
     """
+    return sorted(_select(str(base), patterns, frozenset(stop_at), None))
+
+
+def output_tree(
+    base: Path, patterns: Sequence[str], *, stop_at: Iterable[str] = ()
+) -> tuple[list[str], list[str]]:
+    """`output_paths`, and every directory its walk entered (relative to base, "" for base).
+
+    One walk for both: the warm path fingerprints the directories as well as the files, so
+    that an output added or removed there shows.
+    """
+    entered: list[str] = []
+    found = _select(str(base), patterns, frozenset(stop_at), entered)
+    return sorted(found), entered
+
+
+def _select(
+    base: str, patterns: Sequence[str], stops: frozenset[str], entered: list[str] | None
+) -> set[str]:
     if not patterns:
-        return []
+        return set()
     matcher = compile_globs(patterns)
-    stops = frozenset(stop_at)
     inside = _Inside(base)
     found: set[str] = set()
     for start in _starts(matcher):
-        top = base / start if start else base
-        try:
-            top_is_link = bool(start) and top.is_symlink()
-        except OSError:  # a prefix too long to name (ENAMETOOLONG) or unreadable: nothing there
-            continue
-        if top_is_link:
-            if inside.holds_entry(start) and matcher.match(start):
-                found.add(start)
-            continue
-        if start and not inside.holds_dir(start):
-            continue
-        if start and top.is_file():
-            if matcher.match(start):
-                found.add(start)
-            continue
+        top = os.path.join(base, start) if start else base  # noqa: PTH118  str paths: hot
+        if start:
+            try:
+                mode = os.lstat(top).st_mode
+            except OSError:  # absent, a prefix too long to name (ENAMETOOLONG), unreadable
+                continue
+            if stat.S_ISLNK(mode):
+                if inside.holds_entry(start) and matcher.match(start):
+                    found.add(start)
+                continue
+            if not inside.holds_dir(start):
+                continue
+            if not stat.S_ISDIR(mode):
+                if stat.S_ISREG(mode) and matcher.match(start):
+                    found.add(start)
+                continue
         for dirpath, dirnames, filenames in os.walk(top):
             rel_dir = os.path.relpath(dirpath, base).replace(os.sep, "/")
             rel_dir = "" if rel_dir == "." else rel_dir
+            if entered is not None:
+                entered.append(rel_dir)
             keep = []
             for name in dirnames:
                 rel = f"{rel_dir}/{name}" if rel_dir else name
                 if name in _SKIP_DIRS or rel in stops:
                     continue
-                if Path(dirpath, name).is_symlink():
+                if os.path.islink(os.path.join(dirpath, name)):  # noqa: PTH114, PTH118
                     if matcher.match(rel):
                         found.add(rel)
                     continue
@@ -67,7 +89,7 @@ def output_paths(base: Path, patterns: Sequence[str], *, stop_at: Iterable[str] 
                 rel = f"{rel_dir}/{name}" if rel_dir else name
                 if matcher.match(rel):
                     found.add(rel)
-    return sorted(found)
+    return found
 
 
 def undeclared(
@@ -129,19 +151,31 @@ def _selects(
     return False
 
 
-def clean_outputs(base: Path, patterns: Sequence[str], *, stop_at: Iterable[str] = ()) -> None:
+def clean_outputs(
+    base: Path,
+    patterns: Sequence[str],
+    *,
+    stop_at: Iterable[str] = (),
+    present: Sequence[str] | None = None,
+) -> None:
     """Delete what the globs select, then the directories that emptied and the globs select.
 
     A path a `!` entry takes back is neither deleted nor has its directory removed. Each path
     is checked again just before it goes: one whose directory resolves outside `base` is
-    left alone, and a symlink is removed itself, never followed.
+    left alone, and a symlink is removed itself, never followed. `present` is what
+    `output_paths` just found, when the caller has it: the walk is then not repeated.
     """
     matcher = compile_globs(patterns)
     stops = frozenset(stop_at)
-    inside = _Inside(base)
+    inside = _Inside(str(base))
+    dropped = False
     for start in _starts(matcher):
-        _drop_whole(base, start, matcher, stops, inside)
-    paths = output_paths(base, patterns, stop_at=stops)
+        dropped = _drop_whole(base, start, matcher, stops, inside) or dropped
+    paths = (
+        present
+        if present is not None and not dropped
+        else output_paths(base, patterns, stop_at=stops)
+    )
     dirs: set[str] = set()
     for rel in paths:
         if not inside.holds_entry(rel):
@@ -165,7 +199,7 @@ def clean_outputs(base: Path, patterns: Sequence[str], *, stop_at: Iterable[str]
 
 def _drop_whole(
     base: Path, start: str, matcher: Matcher, stops: frozenset[str], inside: _Inside
-) -> None:
+) -> bool:
     """Remove the directory `start` in one rename when the globs select all of it.
 
     Deleting an output tree file by file lets a crash (a kill, a power cut) leave part of
@@ -173,48 +207,52 @@ def _drop_whole(
     is selected is instead renamed into a `.vx-restore-*` dir in `base` (which the next run
     sweeps if this one dies) and removed from there, so it is whole or gone. A tree holding
     anything the globs leave alone (a `!` entry, a nested project, `node_modules`) is not.
+    Whether the tree went.
     """
     top = base / start
     if not start or not (matcher.match(start) or matcher.match(start + "/")):
-        return
+        return False
     try:
-        if top.is_symlink() or not top.is_dir() or not inside.holds_dir(start):
-            return
+        if not stat.S_ISDIR(os.lstat(top).st_mode) or not inside.holds_dir(start):
+            return False
     except OSError:
-        return
+        return False
     for dirpath, dirnames, filenames in os.walk(top):
         rel_dir = os.path.relpath(dirpath, base).replace(os.sep, "/")
         for name in (*dirnames, *filenames):
             rel = f"{rel_dir}/{name}"
             if name in _SKIP_DIRS or rel in stops or not matcher.match(rel):
-                return
-    import tempfile
+                return False
+    from vx.cache.staging import new_private_dir
 
     try:
-        trash = Path(tempfile.mkdtemp(prefix=".vx-restore-", dir=base))
+        trash = new_private_dir(base)
     except OSError:  # a project dir vx may not write in: the file-by-file clean still can
-        return
+        return False
     try:
         top.rename(trash / "old")
     except OSError:  # another file system below (EXDEV), or a busy mount point
         trash.rmdir()
-        return
+        return False
     shutil.rmtree(trash, ignore_errors=True)
+    return True
 
 
 class _Inside:
     """Answers whether a relative path stays inside `base` once symlinks are resolved.
 
     `base` itself may be a link (a member linked into the workspace): it is the resolved base
-    that paths are held against. Answers are kept per directory, since a clean asks about
-    every file of an output tree.
+    that paths are held against. A directory reached through real directories only (one
+    `lstat` each, kept per directory, since a clean asks about every file of an output tree)
+    is inside without resolving anything; only a path with a symlink on the way pays for a
+    `realpath` of it and of the base.
     """
 
     __slots__ = ("_base", "_real", "_seen")
 
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: str) -> None:
         self._base = base
-        self._real = os.path.realpath(base)
+        self._real: str | None = None
         self._seen: dict[str, bool] = {"": True}
 
     def holds_dir(self, rel: str) -> bool:
@@ -223,8 +261,12 @@ class _Inside:
         if known is None:
             if rel.startswith("/") or ".." in rel.split("/"):
                 known = False
+            elif self.holds_dir(rel.rpartition("/")[0]) and _plain_dir(f"{self._base}/{rel}"):
+                known = True
             else:
-                real = os.path.realpath(self._base / rel)
+                if self._real is None:
+                    self._real = os.path.realpath(self._base)
+                real = os.path.realpath(f"{self._base}/{rel}")
                 known = real == self._real or real.startswith(self._real.rstrip(os.sep) + os.sep)
             self._seen[rel] = known
         return known
@@ -235,6 +277,14 @@ class _Inside:
         if not rel or name in ("", ".", ".."):
             return False
         return self.holds_dir(rel.rpartition("/")[0])
+
+
+def _plain_dir(path: str) -> bool:
+    """A directory on disk that is not a symlink."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _starts(matcher: Matcher) -> list[str]:

@@ -69,6 +69,11 @@ def _new_dir(root: Path, mode: int) -> Path:
     raise FileExistsError(errno.EEXIST, "no free staging dir name", str(root))
 
 
+def new_private_dir(root: Path) -> Path:
+    """A new private `.vx-restore-*` dir in `root`, which `sweep` removes if the run dies."""
+    return _new_dir(root, 0o700)
+
+
 def _set_modes(root_fd: int, dir_modes: Iterable[tuple[str, int]]) -> None:
     """Give each restored directory its recorded mode, deepest first (a parent's mode may
     take away the right to enter it)."""

@@ -294,7 +294,7 @@ def restore_outputs(
             if patterns and not entry.artifact.manifest:
                 store.verify(entry.key, entry.artifact)
             return RestoreResult.UP_TO_DATE
-        clean_outputs(base, patterns, stop_at=stops)
+        clean_outputs(base, patterns, stop_at=stops, present=present)
         store.restore(entry.key, base, entry.artifact)
     except CorruptArtifact as err:
         if not err.blocked:

@@ -138,7 +138,7 @@ class LayeredCache(LocalCache):
             return
         present = output_paths(base, patterns, stop_at=stops)
         if not self.store.up_to_date(base, unpacked.info, present):
-            clean_outputs(base, patterns, stop_at=stops)
+            clean_outputs(base, patterns, stop_at=stops, present=present)
 
     def prepare(self, tid: TaskId) -> None:
         """Bring home the deferred outputs of every task this one depends on, then clean."""

@@ -75,7 +75,6 @@ LIVE_ROOT_FILES = ("turbo.json", "turbo.jsonc", "nx.json")
 LIVE_PROJECT_FILES = ("turbo.json", "turbo.jsonc", "project.json")
 _RACY_NS = 50_000_000
 _COARSE_RACY_NS = 2_000_000_000  # file systems that keep whole seconds (FAT keeps two)
-_SKIP_DIRS = frozenset({".git", "node_modules"})
 _RENEW_AFTER_S = 3600.0
 _RESTORE_LANES = 4
 _RETENTION_STAMP = "retention.stamp"  # vx.cache.prune.STAMP_NAME, named here to skip its import
@@ -737,30 +736,21 @@ def _racy(fingerprints: Iterable[Fingerprint], started_ns: int) -> bool:
 
 
 def _walk_outputs(base: str, patterns: Sequence[str], stops: Sequence[str]) -> list[str]:
-    """Each declared output on disk and every directory the output walk would enter."""
-    from vx.cache.outputs import output_paths
+    """Each declared output on disk, the top of every pattern's walk (there or not) and every
+    directory the output walk entered."""
+    from vx.cache.outputs import output_tree
     from vx.util.globs import compile_globs, fixed_prefix
 
     if not patterns:
         return []
-    found = [os.path.join(base, rel) for rel in output_paths(Path(base), patterns, stop_at=stops)]
-    stop = frozenset(stops)
-    for prefix in {fixed_prefix(p) for p in compile_globs(patterns).includes}:
-        top = os.path.join(base, prefix) if prefix else base
-        found.append(top)
-        if not os.path.isdir(top) or os.path.islink(top):
-            continue
-        for dirpath, dirnames, _ in os.walk(top):
-            found.append(dirpath)
-            rel = os.path.relpath(dirpath, base)
-            dirnames[:] = [
-                d
-                for d in dirnames
-                if d not in _SKIP_DIRS
-                and os.path.normpath(os.path.join(rel, d)) not in stop
-                and not os.path.islink(os.path.join(dirpath, d))
-            ]
-    return list(dict.fromkeys(found))  # the top of a walk is also its first dirpath
+    files, entered = output_tree(Path(base), patterns, stop_at=stops)
+    found = [os.path.join(base, rel) for rel in files]
+    found.extend(
+        os.path.join(base, prefix) if prefix else base
+        for prefix in {fixed_prefix(p) for p in compile_globs(patterns).includes}
+    )
+    found.extend(os.path.join(base, rel) if rel else base for rel in entered)
+    return list(dict.fromkeys(found))  # the top of a walk is also the first dir it entered
 
 
 def _workspace_paths(prepared: PreparedRun) -> list[str]:
