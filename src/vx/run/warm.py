@@ -163,24 +163,6 @@ def replay(options: RunOptions, emit: Callable[[Event], None]) -> RunOutcome | N
         return None
 
 
-def _holds(snap: dict[str, object], env: Mapping[str, str]) -> bool:
-    """Every fingerprint, variable digest and git's answer as the snapshot recorded them.
-
-    `git status` starts first and is read last: the checks here, and the imports the replay
-    needs next, run while git walks the work tree.
-    """
-    from vx.git import status_output
-
-    status = status_output(Path(str(snap["root"])), env)
-    try:
-        held = _stats_hold(snap, env)
-        if held:
-            import vx.cache.index  # noqa: F401  loaded while git works: the replay opens it next
-    finally:
-        raw = status()  # always: no git is left behind when a check fails first
-    return held and _without_staging(raw) == snap["status"]
-
-
 def _stats_hold(snap: dict[str, object], env: Mapping[str, str]) -> bool:
     """The fingerprints, the variables and the refs as the snapshot recorded them."""
     paths = snap["paths"]
@@ -236,19 +218,68 @@ def _replay(
 
     # Proven under the lock: a run that held it may have changed everything this one reads.
     with acquire_run_lock(root, on_wait=waiting):
-        if not _holds(snap, env):
+        proven = _prove(snap, env)
+        if proven is None:
             return None
-        return _replay_locked(snap, options, env, emit, t0, started_at)
+        index, restored = proven
+        try:
+            outcome = _emit_all(snap, emit, t0, started_at, restored)
+            _record(index, snap, outcome, options, env)
+            entries = snap["entries"]
+            assert isinstance(entries, list)  # noqa: S101
+            with contextlib.suppress(OSError):
+                index.touch([key for key, _, _ in entries])
+            _retain(snap, Path(str(snap["store"])), index)
+        finally:
+            index.close()
+        if restored:
+            _refresh(snap, restored, options, env)
+    if options.timing:
+        emit(Notice(f"[vx] timing\n  warm replay  {(time.monotonic() - t0) * 1000:9.1f}ms"))
+    from vx.events import RunFinished
+
+    emit(RunFinished(0, outcome.wall_ms))
+    return outcome
 
 
-def _replay_locked(
-    snap: dict[str, object],
-    options: RunOptions,
-    env: Mapping[str, str],
-    emit: Callable[[Event], None],
-    t0: float,
-    started_at: float,
-) -> RunOutcome | None:
+def _prove(snap: dict[str, object], env: Mapping[str, str]) -> tuple[Index, dict[int, bool]] | None:
+    """The snapshot proven, with every output it names in place: the open index and which
+    tasks were restored; None when anything differs.
+
+    `git status` starts first and is read last: the fingerprint and index checks, the imports
+    and the restores of missing outputs all run while git walks the work tree. A restore that
+    git's answer then disproves is not undone, and need not be: it put an entry's outputs where
+    that task's outputs belong, and the full path that follows keeps them (a hit) or replaces
+    them (a task to run), as it does whatever outputs it finds.
+    """
+    from vx.git import status_output
+
+    status = status_output(Path(str(snap["root"])), env)
+    index: Index | None = None
+    restored: dict[int, bool] | None = None
+    try:
+        try:
+            if _stats_hold(snap, env):
+                index = _checked_index(snap)
+                if index is not None:
+                    restored = _settle_outputs(snap, index, Path(str(snap["store"])))
+        finally:
+            raw = status()  # always: no git is left behind when a check fails first
+    except BaseException:
+        if index is not None:
+            index.close()
+        raise
+    if index is None:
+        return None
+    if restored is None or _without_staging(raw) != snap["status"]:
+        index.close()
+        return None
+    return index, restored
+
+
+def _checked_index(snap: dict[str, object]) -> Index | None:
+    """The store's index, open, with every entry the snapshot names as it was then (each
+    artifact's use renewed as a restore would); None, closed, when the index cannot say so."""
     from vx.cache.index import open_index
 
     store = Path(str(snap["store"]))
@@ -259,10 +290,11 @@ def _replay_locked(
     except OSError:
         return None  # a disk refusing the index: the full path runs without the cache
     try:
-        if index.notice is not None:
-            return None
         keys = [key for key, _, _ in entries]
-        if index.entry_digests(keys) != {key: (size, digest) for key, size, digest in entries}:
+        if index.notice is not None or index.entry_digests(keys) != {
+            key: (size, digest) for key, size, digest in entries
+        }:
+            index.close()
             return None
         now = time.time()
         for key in keys:
@@ -270,26 +302,10 @@ def _replay_locked(
             if now - artifact.stat().st_mtime > _RENEW_AFTER_S:
                 with contextlib.suppress(OSError):
                     os.utime(artifact, (now, now))
-        restored = _settle_outputs(snap, index, store)
-        if restored is None:
-            return None
-        outcome = _emit_all(snap, emit, t0, started_at, restored)
-        _record(index, snap, outcome, options, env)
-        with contextlib.suppress(OSError):
-            index.touch(keys)
-        _retain(snap, store, index)
-    finally:
+    except BaseException:
         index.close()
-    if restored:
-        _refresh(snap, restored, options, env)
-    if options.timing:
-        from vx.events import Notice
-
-        emit(Notice(f"[vx] timing\n  warm replay  {(time.monotonic() - t0) * 1000:9.1f}ms"))
-    from vx.events import RunFinished
-
-    emit(RunFinished(0, outcome.wall_ms))
-    return outcome
+        raise
+    return index
 
 
 def _retain(snap: dict[str, object], store: Path, index: Index) -> None:
