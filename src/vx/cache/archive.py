@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import stat
-import tarfile
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, NamedTuple, Self, cast
 
 import xxhash
 import zstandard
 
+from vx.cache import tarstream
 from vx.cache.manifest import (
     ArtifactInfo,
     CorruptArtifact,
@@ -20,8 +20,10 @@ from vx.cache.manifest import (
     normalize,
 )
 from vx.cache.staging import Blocked, Staging
+from vx.cache.tarstream import BadTar, Header, TarStream
 
 if TYPE_CHECKING:
+    import tarfile
     from collections.abc import Iterable, Mapping
 
 ARTIFACT_FORMAT = 1
@@ -30,8 +32,6 @@ ARTIFACT_FORMAT = 1
 _FORMAT_HEADER = "VX.format"
 _META_HEADER = "VX.meta"
 _CHUNK = 1 << 20
-_HEAD_LIMIT = 1 << 20
-"""More than this before the first member: no archive of a lone header, whatever it is."""
 _MAX_LINK_HOPS = 40
 _LEVEL = 3
 
@@ -82,6 +82,8 @@ def write_archive(
     A directory adds itself, not its contents. `meta` rides in the archive's header, so a
     later run can index an artifact whose row is gone.
     """
+    import tarfile  # only a save writes tar: a restore reads with `tarstream`
+
     tap = _Tap(out)
     headers = {_FORMAT_HEADER: str(ARTIFACT_FORMAT)}
     if meta:
@@ -101,6 +103,8 @@ def write_archive(
 
 
 def _add(tar: tarfile.TarFile, root: Path, name: str) -> Recorded:
+    import tarfile
+
     path = root / name
     st = os.lstat(path)
     info = tarfile.TarInfo(name)
@@ -237,17 +241,16 @@ def _read(
     recorded: list[Recorded] = []
     try:
         reader = zstandard.ZstdDecompressor().stream_reader(cast("IO[bytes]", tap), closefd=False)
-        head = _Head(reader)
-        try:
-            with tarfile.open(fileobj=cast("IO[bytes]", head), mode="r|") as tar:
-                meta = _meta(tar.pax_headers, label)
-                recorded.extend(_member(tar, m, label, kinds, staging, expect) for m in tar)
-        except tarfile.ReadError:
-            meta = _meta(_lone_header(head), label)
+        tar = TarStream(reader.read)
+        header = tar.next()
+        meta = _meta(tar.globals, label)
+        while header is not None:
+            recorded.append(_member(tar, header, label, kinds, staging, expect))
+            header = tar.next()
         tap.drain()
     except (CorruptArtifact, Blocked):
         raise
-    except (tarfile.TarError, zstandard.ZstdError, OSError, EOFError, ValueError) as err:
+    except (BadTar, zstandard.ZstdError, OSError, EOFError, ValueError) as err:
         raise CorruptArtifact(label, f"unreadable ({err})") from err
     links = {tuple(r.path.split("/")): r.target for r in recorded if r.kind == "link"}
     bad = _escaping(links)
@@ -264,64 +267,17 @@ def _meta(headers: Mapping[str, str], label: str) -> str:
     return headers.get(_META_HEADER, "")
 
 
-class _Head:
-    """Passes a tar stream on, keeping its first `_HEAD_LIMIT` bytes for `_lone_header`."""
-
-    def __init__(self, raw: IO[bytes]) -> None:
-        self.raw = raw
-        self.kept = bytearray()
-        self.overflow = False
-
-    def read(self, n: int = -1) -> bytes:
-        data = self.raw.read(n)
-        if len(self.kept) + len(data) <= _HEAD_LIMIT:
-            self.kept += data
-        else:
-            self.overflow = True
-        return data
-
-
-def _lone_header(head: _Head) -> dict[str, str]:
-    """The pax records of an archive holding its global header and nothing else.
-
-    That is the artifact of a task whose outputs matched no file, and `tarfile` cannot read
-    it (it wants a member after a global header). Anything else raises ReadError again.
-    """
-    while head.read(_CHUNK):
-        pass
-    data = bytes(head.kept)
-    if head.overflow or len(data) < tarfile.BLOCKSIZE:
-        raise tarfile.ReadError("not an archive")
-    info = tarfile.TarInfo.frombuf(data[: tarfile.BLOCKSIZE], "utf-8", "surrogateescape")
-    end = tarfile.BLOCKSIZE * (1 + -(-info.size // tarfile.BLOCKSIZE))
-    if info.type != tarfile.XGLTYPE or len(data) < end or data[end:].strip(b"\0"):
-        raise tarfile.ReadError("a member that cannot be read")
-    records: dict[str, str] = {}
-    raw = data[tarfile.BLOCKSIZE : tarfile.BLOCKSIZE + info.size]
-    at = 0
-    while at < len(raw):
-        space = raw.index(b" ", at)
-        length = int(raw[at:space])
-        record = raw[space + 1 : at + length]
-        if length <= space - at or not record.endswith(b"\n"):
-            raise tarfile.ReadError("a pax record that cannot be read")
-        name, _, value = record[:-1].partition(b"=")
-        records[name.decode("utf-8")] = value.decode("utf-8", "surrogateescape")
-        at += length
-    return records
-
-
 _REFUSED_TYPES = {
-    tarfile.LNKTYPE: "a hard link",
-    tarfile.CHRTYPE: "a device file",
-    tarfile.BLKTYPE: "a device file",
-    tarfile.FIFOTYPE: "a fifo",
+    tarstream.LINK: "a hard link",
+    tarstream.CHAR: "a device file",
+    tarstream.BLOCK_DEVICE: "a device file",
+    tarstream.FIFO: "a fifo",
 }
 
 
 def _member(
-    tar: tarfile.TarFile,
-    member: tarfile.TarInfo,
+    tar: TarStream,
+    member: Header,
     label: str,
     kinds: dict[tuple[str, ...], str],
     staging: Staging | None,
@@ -332,11 +288,11 @@ def _member(
     parts = tuple(p for p in name.split("/") if p not in ("", "."))
     if name.startswith("/") or ".." in parts or not parts:
         raise CorruptArtifact(label, f"member {name!r} points outside the project")
-    if member.type in (tarfile.REGTYPE, tarfile.AREGTYPE):
+    if member.type in (tarstream.FILE, tarstream.OLD_FILE):
         kind: Kind = "file"
-    elif member.type == tarfile.DIRTYPE:
+    elif member.type == tarstream.DIRECTORY:
         kind = "dir"
-    elif member.type == tarfile.SYMTYPE:
+    elif member.type == tarstream.SYMLINK:
         kind = "link"
         if not member.linkname or member.linkname.startswith("/"):
             raise CorruptArtifact(label, f"symlink {name!r} has an empty or absolute target")
@@ -366,12 +322,9 @@ def _member(
         if staging is not None:
             staging.add_link(parts, member.linkname)
         return Recorded(path, "link", target=member.linkname)
-    data = tar.extractfile(member)
-    if data is None:
-        raise CorruptArtifact(label, f"member {name!r} has no data")
     hasher = xxhash.xxh3_64()
-    with data, staging.file(parts, mode) if staging is not None else _Discard() as sink:
-        while chunk := data.read(_CHUNK):
+    with staging.file(parts, mode) if staging is not None else _Discard() as sink:
+        for chunk in tar.data(member.size):
             hasher.update(chunk)
             sink.write(chunk)
     return Recorded(path, "file", mode, member.size, str(hasher.hexdigest()))
