@@ -562,11 +562,14 @@ def remember(prepared: PreparedRun, outcome: RunOutcome) -> None:
 
 
 def _write(path: Path, snap: dict[str, object]) -> None:
+    """Replace the snapshot without fsyncs: it is a shortcut, never the only copy of anything.
+    A power loss can at worst leave one torn, which `marshal` or the shape check refuses, and
+    the next run is full."""
     from vx.util.atomic import write_atomic
 
     data = marshal.dumps(snap)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, data)
+    write_atomic(path, data, durable=False)
 
 
 def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] | None:
