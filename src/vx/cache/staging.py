@@ -111,10 +111,16 @@ def sweep(dirs: Iterable[Path]) -> None:
 
 
 class StagedFile:
-    """A member's bytes on their way into the staging tree; the mode is set once all are in."""
+    """A member's bytes on their way into the staging tree; the mode is set once all are in.
+
+    Written straight to the descriptor: the chunks come a megabyte at a time, so a buffer
+    would only add its own set-up calls to every small file.
+    """
+
+    __slots__ = ("_fd", "_mode", "_where")
 
     def __init__(self, fd: int, mode: int, where: str) -> None:
-        self._fh = os.fdopen(fd, "wb")
+        self._fd = fd
         self._mode = mode
         self._where = where
 
@@ -123,16 +129,20 @@ class StagedFile:
 
     def __exit__(self, *_: object) -> None:
         try:
-            os.fchmod(self._fh.fileno(), self._mode)
-            self._fh.close()
+            os.fchmod(self._fd, self._mode)
         except OSError as err:
             raise Blocked(f"{_errname(err)} writing {self._where}") from err
+        finally:
+            os.close(self._fd)
 
     def write(self, data: bytes) -> int:
+        view = memoryview(data)
         try:
-            return self._fh.write(data)
+            while view:
+                view = view[os.write(self._fd, view) :]
         except OSError as err:
             raise Blocked(f"{_errname(err)} writing {self._where}") from err
+        return len(data)
 
 
 class Staging:
@@ -203,6 +213,8 @@ class Staging:
     def _parent_of(self, parts: Parts) -> int:
         """The staged parent dir of a member; archives are sorted, so the last one is reused."""
         want = self._inner(parts)[:-1]
+        if not want:
+            return self._tree_fd
         if self._parent is not None and self._parent[0] == want:
             return self._parent[1]
         if self._parent is not None:

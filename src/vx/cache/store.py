@@ -214,10 +214,11 @@ class Store:
         except OSError as err:
             raise CorruptArtifact(str(path), f"unreadable ({_reason(err)})") from err
         try:
-            regular = stat.S_ISREG(os.fstat(fd).st_mode)
-            if regular:
-                os.set_blocking(fd, True)
-                return os.fdopen(fd, "rb")
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                # Unbuffered, and left non-blocking, which a regular file ignores: zstd reads
+                # in large chunks itself, and a buffer's set-up would cost more calls than the
+                # read of a small artifact.
+                return os.fdopen(fd, "rb", buffering=0)
         except OSError as err:
             os.close(fd)
             raise CorruptArtifact(str(path), f"unreadable ({_reason(err)})") from err
