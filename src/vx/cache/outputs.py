@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from typing import TYPE_CHECKING
 
@@ -182,6 +181,8 @@ def clean_outputs(
             continue
         target = base / rel
         if target.is_dir() and not target.is_symlink():
+            import shutil  # only for a tree where a file was: a restore need not load it
+
             shutil.rmtree(target)
         else:
             target.unlink(missing_ok=True)
@@ -223,6 +224,8 @@ def _drop_whole(
             rel = f"{rel_dir}/{name}"
             if name in _SKIP_DIRS or rel in stops or not matcher.match(rel):
                 return False
+    import shutil
+
     from vx.cache.staging import new_private_dir
 
     try:
