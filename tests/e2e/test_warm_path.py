@@ -151,6 +151,46 @@ def test_config_edited(tmp_path, warmed) -> None:
     agree(tmp_path, warmed, change)
 
 
+def test_outputs_deleted_and_the_config_narrows_them(tmp_path, warmed) -> None:
+    """Only git sees the config edited: nothing may be cleaned by the old globs before it says
+    so, or the file the new `!` entry keeps would be lost."""
+
+    def change(ws: Path) -> None:
+        cfg = ws / "packages/b/vx.config.json"
+        write(cfg, cfg.read_text().replace('"dist/**"', '"dist/**", "!dist/vendor/**"'))
+        shutil.rmtree(ws / "packages/b/dist")
+        (ws / "packages/b/dist/vendor").mkdir(parents=True)
+        write(ws / "packages/b/dist/vendor/lib.js", "kept by hand\n")
+
+    agree(tmp_path, warmed, change)
+    assert (warmed[0] / "packages/b/dist/vendor/lib.js").read_text() == "kept by hand\n"
+
+
+def test_outputs_deleted_and_an_upstream_task_now_fails(tmp_path, warmed) -> None:
+    """b's outputs are not brought back for a run in which b never gets to run."""
+
+    def change(ws: Path) -> None:
+        shutil.rmtree(ws / "packages/b/dist")
+        (ws / "packages/a/src/broken.txt").mkdir()  # `cat src/*.txt` fails on a directory
+        write(ws / "packages/a/src/broken.txt/keep", "")
+
+    agree(tmp_path, warmed, change)
+    assert not (warmed[0] / "packages/b/dist").exists()
+
+
+def test_a_torn_snapshot_is_not_replayed(tmp_path, warmed) -> None:
+    """Snapshots are written unsynced: one whose bytes a power loss zeroed in part is refused by
+    its digest, though `marshal` could still read it."""
+
+    def change(ws: Path) -> None:
+        (snapshot,) = (ws.parent / "home/.vx/warm").glob("*.marshal")
+        data = bytearray(snapshot.read_bytes())
+        data[len(data) // 2 : len(data) // 2 + 16] = bytes(16)
+        snapshot.write_bytes(bytes(data))
+
+    agree(tmp_path, warmed, change)
+
+
 def test_package_json_edited(tmp_path, warmed) -> None:
     def change(ws: Path) -> None:
         manifest = ws / "packages/a/package.json"

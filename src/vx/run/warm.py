@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from vx.run.outcome import RunOutcome
     from vx.run.prepare import PreparedRun, RunOptions
 
-SNAPSHOT_VERSION = 2
+SNAPSHOT_VERSION = 3
 """Bumping it orphans every snapshot (a full run writes a new one)."""
 
 # Variables vx reads itself, outside any key: a change gives another shape.
@@ -152,7 +152,7 @@ def replay(options: RunOptions, emit: Callable[[Event], None]) -> RunOutcome | N
     env = _env(options)
     shape = _shape(options, env)
     try:
-        snap = marshal.loads(_snapshot_path(shape, env).read_bytes())  # noqa: S302  our own file
+        snap = _load(_snapshot_path(shape, env).read_bytes())
     except (OSError, EOFError, ValueError, TypeError):
         return None
     if not isinstance(snap, dict) or snap.get("shape") != shape:
@@ -233,7 +233,8 @@ def _replay(
         finally:
             index.close()
         if restored:
-            _refresh(snap, restored, options, env)
+            with contextlib.suppress(OSError):  # the rows are out: a stale snapshot only
+                _refresh(snap, restored, options, env)  # means the next run checks again
     if options.timing:
         emit(Notice(f"[vx] timing\n  warm replay  {(time.monotonic() - t0) * 1000:9.1f}ms"))
     from vx.events import RunFinished
@@ -243,35 +244,39 @@ def _replay(
 
 
 def _prove(snap: dict[str, object], env: Mapping[str, str]) -> tuple[Index, dict[int, bool]] | None:
-    """The snapshot proven, with every output it names in place: the open index and which
+    """The snapshot proven, then every output it names put in place: the open index and which
     tasks were restored; None when anything differs.
 
-    `git status` starts first and is read last: the fingerprint and index checks, the imports
-    and the restores of missing outputs all run while git walks the work tree. A restore that
-    git's answer then disproves is not undone, and need not be: it put an entry's outputs where
-    that task's outputs belong, and the full path that follows keeps them (a hit) or replaces
-    them (a task to run), as it does whatever outputs it finds.
+    `git status` starts first and is read last: the fingerprint and index checks, and the
+    imports a restore needs, run while git walks the work tree. Outputs are touched only once
+    git's answer holds too: a config that only git sees edited may have changed what a task's
+    outputs are, and a restore by the old globs would clean files the new ones leave alone, or
+    bring back outputs of a task the full run then never reaches.
     """
     from vx.git import status_output
 
     status = status_output(Path(str(snap["root"])), env)
     index: Index | None = None
-    restored: dict[int, bool] | None = None
+    pending: list[int] = []
     try:
         try:
             if _stats_hold(snap, env):
                 index = _checked_index(snap)
-                if index is not None:
-                    restored = _settle_outputs(snap, index, Path(str(snap["store"])))
+                pending = _pending(snap)
+                if pending:
+                    import vx.run.localcache  # noqa: F401  loaded while git works
         finally:
             raw = status()  # always: no git is left behind when a check fails first
+        if index is None:
+            return None
+        restored = None
+        if _without_staging(raw) == snap["status"]:
+            restored = _settle_outputs(snap, pending, index, Path(str(snap["store"])))
     except BaseException:
         if index is not None:
             index.close()
         raise
-    if index is None:
-        return None
-    if restored is None or _without_staging(raw) != snap["status"]:
+    if restored is None:
         index.close()
         return None
     return index, restored
@@ -329,19 +334,28 @@ def _retain(snap: dict[str, object], store: Path, index: Index) -> None:
             apply_retention(store, policy, index)
 
 
-def _settle_outputs(snap: dict[str, object], index: Index, store: Path) -> dict[int, bool] | None:
-    """Each task whose outputs could not be proven by fingerprint, checked or restored the way
-    the full path's restore lane does it: task number → whether it was restored. None when an
-    entry turns out unusable (the full path then decides what to run)."""
+def _pending(snap: dict[str, object]) -> list[int]:
+    """The tasks whose outputs cannot be proven by fingerprint: changed, gone, or recorded too
+    close to their run to trust."""
     rows = snap["finished"]
     assert isinstance(rows, list)  # noqa: S101
-    pending = [
+    return [
         i
         for i, row in enumerate(rows)
         if row[_VERIFY] or any(_fingerprint(p) != fp for p, fp in row[_OUTPUTS])
     ]
+
+
+def _settle_outputs(
+    snap: dict[str, object], pending: list[int], index: Index, store: Path
+) -> dict[int, bool] | None:
+    """Each task whose outputs could not be proven by fingerprint, checked or restored the way
+    the full path's restore lane does it: task number → whether it was restored. None when an
+    entry turns out unusable (the full path then decides what to run)."""
     if not pending:
         return {}
+    rows = snap["finished"]
+    assert isinstance(rows, list)  # noqa: S101
     from vx.cache.staging import sweep
     from vx.cache.store import Store
     from vx.events import Stream
@@ -561,13 +575,24 @@ def remember(prepared: PreparedRun, outcome: RunOutcome) -> None:
             path.unlink(missing_ok=True)
 
 
+def _load(data: bytes) -> object:
+    """A snapshot's contents, once its leading digest vouches for them: written unsynced, a
+    file a power loss tore may hold zeroed pages that `marshal` alone would read."""
+    head, body = data[:8], data[8:]
+    if len(head) != 8 or xxhash.xxh3_64_digest(body) != head:
+        msg = "a snapshot whose digest does not match"
+        raise ValueError(msg)
+    return marshal.loads(body)  # noqa: S302  our own file, checked above
+
+
 def _write(path: Path, snap: dict[str, object]) -> None:
     """Replace the snapshot without fsyncs: it is a shortcut, never the only copy of anything.
-    A power loss can at worst leave one torn, which `marshal` or the shape check refuses, and
-    the next run is full."""
+    A power loss can at worst leave one torn, which its digest refuses, and the next run is
+    full."""
     from vx.util.atomic import write_atomic
 
-    data = marshal.dumps(snap)
+    body = marshal.dumps(snap)
+    data = xxhash.xxh3_64_digest(body) + body
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, data, durable=False)
 
