@@ -139,7 +139,10 @@ class StagedFile:
         view = memoryview(data)
         try:
             while view:
-                view = view[os.write(self._fd, view) :]
+                wrote = os.write(self._fd, view)
+                if not wrote:  # no error and no progress: a full disk some file systems report so
+                    raise Blocked(f"ENOSPC writing {self._where}")
+                view = view[wrote:]
         except OSError as err:
             raise Blocked(f"{_errname(err)} writing {self._where}") from err
         return len(data)

@@ -215,9 +215,10 @@ class Store:
             raise CorruptArtifact(str(path), f"unreadable ({_reason(err)})") from err
         try:
             if stat.S_ISREG(os.fstat(fd).st_mode):
-                # Unbuffered, and left non-blocking, which a regular file ignores: zstd reads
-                # in large chunks itself, and a buffer's set-up would cost more calls than the
-                # read of a small artifact.
+                # Unbuffered: zstd reads in large chunks itself, and a buffer's set-up would
+                # cost more calls than the read of a small artifact. Blocking again, for a
+                # file system (FUSE) that would honour O_NONBLOCK on a regular file.
+                os.set_blocking(fd, True)
                 return os.fdopen(fd, "rb", buffering=0)
         except OSError as err:
             os.close(fd)

@@ -54,11 +54,12 @@ class TarStream:
     """Members of a tar stream read through `read`, one at a time; `globals` holds the records
     of the global headers seen so far (the artifact's format and meta ride there)."""
 
-    __slots__ = ("_pending", "_read", "globals")
+    __slots__ = ("_pending", "_read", "_started", "globals")
 
     def __init__(self, read: Callable[[int], bytes]) -> None:
         self._read = read
         self._pending = 0
+        self._started = False
         self.globals: dict[str, str] = {}
 
     def _exact(self, n: int) -> bytes:
@@ -76,7 +77,7 @@ class TarStream:
         without one is cut short); the last member's data is skipped."""
         if self._pending:
             self._skip(self._pending)
-        extended: dict[str, str] = {}
+        extended: dict[str, str] | None = None
         while True:
             block = self._exact(BLOCK)
             if block == _ZERO:
@@ -85,7 +86,13 @@ class TarStream:
             _check_sum(block)
             kind = block[156:157]
             size = _number(block[124:136])
+            first, self._started = not self._started, True
             if kind in (_EXTENDED, _GLOBAL):
+                # vx writes one global header, first, and at most one extended header before
+                # a member: anything more is no archive of ours, and could pile up records.
+                if (kind == _GLOBAL and not first) or (kind == _EXTENDED and extended is not None):
+                    msg = "a global or extended header where vx writes none"
+                    raise BadTar(msg)
                 if size > _RECORDS_LIMIT:
                     msg = "an extended header too long"
                     raise BadTar(msg)
@@ -94,10 +101,11 @@ class TarStream:
                     if records.keys() & {"path", "linkpath", "size"}:
                         msg = "a global header that renames or resizes members"
                         raise BadTar(msg)
-                    self.globals.update(records)
+                    self.globals = records
                 else:
-                    extended.update(records)
+                    extended = records
                 continue
+            extended = extended or {}
             name = _text(block[0:100])
             if block[257:265] == _USTAR:
                 prefix = _text(block[345:500])
@@ -173,16 +181,15 @@ def _number(field: bytes) -> int:
             msg = "a negative number in a header"
             raise BadTar(msg)
         return value
-    text = field.split(b"\0", 1)[0].strip()
-    try:
-        return int(text or b"0", 8)
-    except ValueError:
+    text = field.split(b"\0", 1)[0].strip(b" ")
+    if text.translate(None, b"01234567"):  # no sign, underscore or prefix `int` would take
         msg = "a header number that is not octal"
-        raise BadTar(msg) from None
+        raise BadTar(msg)
+    return int(text or b"0", 8)
 
 
 def _decimal(text: str) -> int:
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):
         msg = "an extended size that is not a number"
         raise BadTar(msg)
     return int(text)
@@ -205,7 +212,13 @@ def _records(raw: bytes) -> dict[str, str]:
         except ValueError:
             length = 0
         record = raw[space + 1 : at + length]
-        if space < 0 or length <= space - at or not record.endswith(b"\n") or b"=" not in record:
+        if (
+            space < 0
+            or length <= space - at
+            or at + length > len(raw)
+            or not record.endswith(b"\n")
+            or b"=" not in record
+        ):
             msg = "an extended record that cannot be read"
             raise BadTar(msg)
         key, _, value = record[:-1].partition(b"=")

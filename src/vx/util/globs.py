@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from typing import TYPE_CHECKING, NamedTuple
@@ -200,23 +201,20 @@ class Matcher(NamedTuple):
         return tuple(p for p in self.patterns if not p.startswith("!"))
 
 
-_COMPILED: dict[tuple[str, ...], Matcher] = {}
-
-
 def compile_globs(patterns: Iterable[str]) -> Matcher:
     """Compile `patterns` (`!` for a negation, `{a,b}` alternatives) into one `Matcher`.
 
     Kept per pattern list: a restore asks for the same task's globs several times, and
     hundreds of tasks share a handful of lists.
     """
-    kept = tuple(patterns)
-    known = _COMPILED.get(kept)
-    if known is not None:
-        return known
+    return _compiled(tuple(patterns))
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(kept: tuple[str, ...]) -> Matcher:
     rules: list[tuple[bool, re.Pattern[str]]] = []
     for pattern in kept:
         include = not pattern.startswith("!")
         body = pattern if include else pattern[1:]
         rules.extend((include, re.compile(glob_to_regex(alt))) for alt in expand_braces(body))
-    matcher = _COMPILED[kept] = Matcher(kept, tuple(rules))
-    return matcher
+    return Matcher(kept, tuple(rules))

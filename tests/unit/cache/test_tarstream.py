@@ -94,3 +94,113 @@ def test_a_global_header_that_renames_members_is_refused() -> None:
         pass
     with pytest.raises(BadTar, match="global header"):
         read_all(out.getvalue())
+
+
+def header(name: bytes, kind: bytes, size: bytes, *, mode: bytes = b"0000644") -> bytes:
+    """One ustar header block with its checksum, fields given as the raw bytes to store."""
+    block = bytearray(512)
+    block[0 : len(name)] = name
+    block[100 : 100 + len(mode)] = mode
+    block[124 : 124 + len(size)] = size
+    block[156:157] = kind
+    block[257:265] = b"ustar\x0000"
+    block[148:156] = b" " * 8
+    block[148:156] = b"%06o\0 " % sum(block)
+    return bytes(block)
+
+
+def records(**values: str) -> bytes:
+    out = b""
+    for key, value in values.items():
+        body = f" {key}={value}\n".encode()
+        n = len(body) + 1
+        while len(str(n)) + len(body) != n:
+            n += 1
+        out += str(n).encode() + body
+    return out
+
+
+def padded(data: bytes) -> bytes:
+    return data + bytes(-len(data) % 512)
+
+
+def pax(kind: bytes, body: bytes) -> bytes:
+    return header(b"pax", kind, b"%011o" % len(body)) + padded(body)
+
+
+END = bytes(1024)
+GLOBAL = pax(b"g", records(**{"VX.format": "1"}))
+
+
+@pytest.mark.parametrize("size", [b"-0000001", b"+0000001", b"0o00001", b"1_0", b"9"])
+def test_a_size_that_is_not_plain_octal_is_refused(size: bytes) -> None:
+    with pytest.raises(BadTar, match="not octal"):
+        read_all(GLOBAL + header(b"f", b"0", size) + END)
+
+
+def test_a_negative_base_256_size_is_refused() -> None:
+    negative = b"\xff" * 12
+    with pytest.raises(BadTar, match="negative"):
+        read_all(GLOBAL + header(b"f", b"0", negative) + END)
+
+
+def test_headers_vx_never_writes_in_a_row_are_refused() -> None:
+    big = pax(b"x", records(comment="c" * 1000))
+    with pytest.raises(BadTar, match="where vx writes none"):
+        read_all(GLOBAL + big + big + header(b"f", b"0", b"0") + END)
+    with pytest.raises(BadTar, match="where vx writes none"):
+        read_all(GLOBAL + GLOBAL + END)
+    too_long = header(b"pax", b"x", b"%011o" % ((1 << 20) + 1))
+    with pytest.raises(BadTar, match="too long"):
+        read_all(GLOBAL + too_long + END)
+
+
+def test_extended_records_set_the_name_size_and_target() -> None:
+    data = b"z" * 700
+    raw = (
+        GLOBAL
+        + pax(b"x", records(path="dist/" + "n" * 200, size="700"))
+        + header(b"short", b"0", b"0")
+        + padded(data)
+        + pax(b"x", records(linkpath="t" * 300))
+        + header(b"dist/l", b"2", b"0")
+        + END
+    )
+    stream = TarStream(io.BytesIO(raw).read)
+    first = stream.next()
+    assert first is not None
+    assert (first.name, first.size, b"".join(stream.data(first.size))) == (
+        "dist/" + "n" * 200,
+        700,
+        data,
+    )
+    link = stream.next()
+    assert link is not None
+    assert (link.name, link.linkname) == ("dist/l", "t" * 300)
+    assert stream.next() is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"99 path=abc\n", b"x path=abc\n", b"9 pathabc\n", b"12 path=abc!"],
+)
+def test_an_extended_record_that_cannot_be_read_is_refused(body: bytes) -> None:
+    with pytest.raises(BadTar, match="cannot be read"):
+        read_all(GLOBAL + pax(b"x", body) + header(b"f", b"0", b"0") + END)
+
+
+def test_an_extended_size_in_other_digits_is_refused() -> None:
+    with pytest.raises(BadTar, match="not a number"):
+        read_all(GLOBAL + pax(b"x", records(size="\u0663")) + header(b"f", b"0", b"0") + END)
+
+
+def test_an_old_style_entry_ending_in_a_slash_is_a_directory() -> None:
+    _, found = read_all(GLOBAL + header(b"dist/sub/", b"\0", b"0") + END)
+    assert [(f[0], f[1]) for f in found] == [("dist/sub", tarstream.DIRECTORY)]
+
+
+def test_one_record_of_padding_is_the_most_after_the_end() -> None:
+    body = GLOBAL + header(b"f", b"0", b"0") + bytes(512)
+    assert read_all(body + bytes(20 * 512))[1]
+    with pytest.raises(BadTar, match="after the end"):
+        read_all(body + bytes(20 * 512 + 1))
