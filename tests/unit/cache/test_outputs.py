@@ -8,7 +8,7 @@ import pytest
 
 from conftest import write_tree
 from vx.cache.manifest import Recorded
-from vx.cache.outputs import clean_outputs, output_paths, undeclared
+from vx.cache.outputs import clean_outputs, output_paths, output_tree, undeclared
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -215,3 +215,34 @@ def test_a_tree_holding_what_the_globs_leave_is_cleaned_file_by_file(
         assert (tmp_path / rel).is_file(), rel
     assert not (tmp_path / "dist/a.js").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".vx-restore-")]
+
+
+def test_output_tree_gives_the_files_and_every_directory_the_walk_entered(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {"dist/a.js": "a", "dist/sub/b.js": "b", "dist/node_modules/m.js": "m", "src/x": "x"},
+    )
+    files, entered = output_tree(tmp_path, ["dist/**"])
+    assert files == output_paths(tmp_path, ["dist/**"]) == ["dist/a.js", "dist/sub/b.js"]
+    assert sorted(entered) == ["dist", "dist/sub"]  # never node_modules, never src
+
+
+def test_a_clean_reuses_the_walk_it_is_given_unless_a_tree_went(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"dist/a.js": "a", "dist/keep.txt": "k", "out.txt": "o"})
+    patterns = ["dist/**", "!dist/keep.txt", "out.txt"]
+    given = ["out.txt"]  # what a caller found: the clean trusts it, since no tree was dropped
+    clean_outputs(tmp_path, patterns, present=given)
+    assert files_under(tmp_path) == ["dist/a.js", "dist/keep.txt"]
+    write_tree(tmp_path, {"dist/a.js": "a", "dist/b.js": "b"})
+    clean_outputs(tmp_path, ["dist/**"], present=["dist/a.js"])  # dist/ goes whole, walk again
+    assert files_under(tmp_path) == []
+
+
+def test_a_directory_through_a_link_out_of_the_base_is_never_inside(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    write_tree(project, {"dist/a.js": "a"})
+    write_tree(tmp_path, {"elsewhere/deep/x.js": "x"})
+    (project / "dist/away").symlink_to(tmp_path / "elsewhere")
+    clean_outputs(project, ["dist/away/deep/*.js", "dist/*.js"])
+    assert (tmp_path / "elsewhere/deep/x.js").is_file()
+    assert not (project / "dist/a.js").exists()
