@@ -33,7 +33,7 @@ import xxhash
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
-    from vx.cache.index import Index
+    from vx.cache.index import Entry, Index
     from vx.events import Event
     from vx.git import GitSnapshot
     from vx.run.caching import RestoreResult
@@ -257,21 +257,20 @@ def _prove(snap: dict[str, object], env: Mapping[str, str]) -> tuple[Index, dict
 
     status = status_output(Path(str(snap["root"])), env)
     index: Index | None = None
-    pending: list[int] = []
+    entries: dict[int, Entry | None] = {}
     try:
         try:
             if _stats_hold(snap, env):
                 index = _checked_index(snap)
-                pending = _pending(snap)
-                if pending:
-                    import vx.run.localcache  # noqa: F401  loaded while git works
+                if index is not None:
+                    entries = _pending_entries(snap, index)
         finally:
             raw = status()  # always: no git is left behind when a check fails first
         if index is None:
             return None
         restored = None
         if _without_staging(raw) == snap["status"]:
-            restored = _settle_outputs(snap, pending, index, Path(str(snap["store"])))
+            restored = _settle_outputs(snap, entries, index, Path(str(snap["store"])))
     except BaseException:
         if index is not None:
             index.close()
@@ -334,39 +333,48 @@ def _retain(snap: dict[str, object], store: Path, index: Index) -> None:
             apply_retention(store, policy, index)
 
 
-def _pending(snap: dict[str, object]) -> list[int]:
-    """The tasks whose outputs cannot be proven by fingerprint: changed, gone, or recorded too
-    close to their run to trust."""
+def _pending_entries(snap: dict[str, object], index: Index) -> dict[int, Entry | None]:
+    """The tasks whose outputs cannot be proven by fingerprint (changed, gone, or recorded too
+    close to their run to trust), each with its index entry, ready for `_settle_outputs`.
+
+    Nothing here changes an output, so it runs while git does: the restore's modules load,
+    and the staging dirs a restore killed mid-way left are swept. Every such leftover lies in
+    the base of a task pending here, and only vx makes them; the run lock is held.
+    """
     rows = snap["finished"]
     assert isinstance(rows, list)  # noqa: S101
-    return [
+    pending = [
         i
         for i, row in enumerate(rows)
         if row[_VERIFY] or any(_fingerprint(p) != fp for p, fp in row[_OUTPUTS])
     ]
+    if not pending:
+        return {}
+    # What every restore needs, loaded once, here.
+    import vx.cache.archive
+    import vx.run.localcache  # noqa: F401
+    from vx.cache.staging import sweep
+
+    sweep(dict.fromkeys(Path(rows[i][_BASE]) for i in pending))
+    return {i: index.get_entry(rows[i][_KEY]) for i in pending}
 
 
 def _settle_outputs(
-    snap: dict[str, object], pending: list[int], index: Index, store: Path
+    snap: dict[str, object], entries: Mapping[int, Entry | None], index: Index, store: Path
 ) -> dict[int, bool] | None:
     """Each task whose outputs could not be proven by fingerprint, checked or restored the way
     the full path's restore lane does it: task number → whether it was restored. None when an
     entry turns out unusable (the full path then decides what to run)."""
-    if not pending:
+    if not entries:
         return {}
     rows = snap["finished"]
     assert isinstance(rows, list)  # noqa: S101
-    from vx.cache.staging import sweep
     from vx.cache.store import Store
     from vx.events import Stream
     from vx.run.caching import RestoreResult
     from vx.run.localcache import Outputs, restore_outputs
 
-    # A restore killed mid-way left its staging dir where it unpacked, and changed the outputs
-    # it cleaned there: every leftover lies in the base of a task pending here.
-    sweep(dict.fromkeys(Path(rows[i][_BASE]) for i in pending))
     cache = Store(store)
-    entries = {i: index.get_entry(rows[i][_KEY]) for i in pending}
 
     def settle(i: int) -> RestoreResult:
         row, entry = rows[i], entries[i]
@@ -376,7 +384,7 @@ def _settle_outputs(
         log = [(Stream(stream), text) for stream, text in row[_LOG]]
         return restore_outputs(cache, index, entry, outputs, log)
 
-    results = _on_lanes(settle, pending)
+    results = _on_lanes(settle, list(entries))
     if RestoreResult.CORRUPT in results.values():
         return None
     return {i: result is RestoreResult.RESTORED for i, result in results.items()}
