@@ -138,24 +138,23 @@ class TarStream:
         """The current member's `size` bytes, in chunks; its padding is skipped after."""
         padded = self._pending
         self._pending = 0
-        left = size
-        while left:
-            chunk = self._read(min(left, _CHUNK))
-            if not chunk:
-                msg = "unexpected end of data"
-                raise BadTar(msg)
-            left -= len(chunk)
-            yield chunk
+        yield from self._chunks(size)
         self._skip(padded - size)
 
     def _skip(self, n: int) -> None:
+        for _ in self._chunks(n):
+            pass
+        self._pending = 0
+
+    def _chunks(self, n: int) -> Iterator[bytes]:
+        """The next `n` bytes of the stream, a chunk at a time; BadTar if it ends first."""
         while n:
             chunk = self._read(min(n, _CHUNK))
             if not chunk:
                 msg = "unexpected end of data"
                 raise BadTar(msg)
             n -= len(chunk)
-        self._pending = 0
+            yield chunk
 
 
 def _check_sum(block: bytes) -> None:
