@@ -2,6 +2,7 @@
 """Time a warm run from an empty local cache against a local remote cache: vx beside turbo.
 
     python3 bench/remote.py [--packages 100] [--runs 5] [--work DIR] [--json FILE]
+                            [--venv] [--vx-ref REF]
 
 Stdlib only; reuses bench/compare.py's repo generator, turbo install and timer. Steps:
 
@@ -15,7 +16,10 @@ Stdlib only; reuses bench/compare.py's repo generator, turbo install and timer. 
    Every task must come from the remote cache: a sample whose log shows an executed task
    stops the bench.
 
-Both tools get TURBO_API/TURBO_TOKEN/TURBO_TEAM for the same server.
+Both tools get TURBO_API/TURBO_TOKEN/TURBO_TEAM for the same server. `--venv` and `--vx-ref`
+mean what they mean to compare.py: vx in a plain venv (no `.pth` of the base interpreter runs
+at start-up) and a `git archive` of that commit instead of the work tree; vx's bytecode goes
+to WORK/pycache either way, compiled once as an installed vx's would be.
 """
 
 from __future__ import annotations
@@ -99,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", default="/tmp/vx-bench-remote")
     ap.add_argument("--json", default=None)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--venv", action="store_true", help="run vx in WORK/venv (see compare.py)")
+    ap.add_argument("--vx-ref", default=None, help="time this commit, not the work tree")
     args = ap.parse_args(argv)
     cmp = _compare()
     work = Path(args.work).resolve()
@@ -117,7 +123,13 @@ def main(argv: list[str] | None = None) -> int:
         TURBO_TELEMETRY_DISABLED="1", DO_NOT_TRACK="1", NO_COLOR="1",
     )  # fmt: skip
     python = cmp.real_python()  # type: ignore[attr-defined]
+    if args.venv:
+        python = cmp.venv_python(work, python)  # type: ignore[attr-defined]
     vx_py = HERE.parent / "vx.py"
+    if args.vx_ref:
+        vx_py, _ref = cmp.export_ref(args.vx_ref, work)  # type: ignore[attr-defined]
+    base.pop("PYTHONDONTWRITEBYTECODE", None)
+    base["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
     logs = work / "logs"
     logs.mkdir(exist_ok=True)
     homes = work / "homes"

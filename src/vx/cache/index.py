@@ -115,6 +115,20 @@ class Entry(NamedTuple):
     peak_rss_bytes: int | None = None
 
 
+class NewEntry(NamedTuple):
+    """An entry to write (`Index.put_entries`): its artifact is already in the store."""
+
+    key: str
+    project: str
+    task: str
+    artifact: ArtifactInfo
+    inputs: Sequence[KeyComponent] = ()
+    log: Sequence[LogChunk] = ()
+    duration_ms: float | None = None
+    cpu_ms: float | None = None
+    peak_rss_bytes: int | None = None
+
+
 class RunRow(NamedTuple):
     """One task of one run, executed or replayed (`runs`)."""
 
@@ -546,23 +560,45 @@ class Index:
 
         Called after the artifact's rename, so a row never points at bytes not yet there.
         """
+        self.put_entries(
+            [
+                NewEntry(
+                    key, project, task, artifact, inputs, log, duration_ms, cpu_ms, peak_rss_bytes
+                )
+            ]
+        )
+
+    def put_entries(self, entries: Sequence[NewEntry]) -> None:
+        """Write entries in one transaction, all or none: a run keeping many entries at once
+        (remote hits) pays one write lock and one WAL commit, not one each."""
+        entries = list({e.key: e for e in entries}.values())  # a key twice: the last one
+        if not entries:
+            return
         now = self._now_ms()
         with self._write() as tx:
-            _delete_entry(tx, key)
-            tx.execute(
+            for e in entries:
+                _delete_entry(tx, e.key)
+            tx.executemany(
                 "INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    *(key, project, task, artifact.size, artifact.digest, now, now),
-                    *(duration_ms, cpu_ms, peak_rss_bytes, artifact.manifest_json()),
+                    (
+                        *(e.key, e.project, e.task, e.artifact.size, e.artifact.digest, now, now),
+                        *(e.duration_ms, e.cpu_ms, e.peak_rss_bytes, e.artifact.manifest_json()),
+                    )
+                    for e in entries
                 ),
             )
             tx.executemany(
                 "INSERT INTO entry_inputs VALUES (?, ?, ?, ?, ?)",
-                ((key, i, str(c.kind), c.name, c.digest) for i, c in enumerate(inputs)),
+                (
+                    (e.key, i, str(c.kind), c.name, c.digest)
+                    for e in entries
+                    for i, c in enumerate(e.inputs)
+                ),
             )
             tx.executemany(
                 "INSERT INTO entry_stdout VALUES (?, ?, ?, ?)",
-                ((key, i, str(c.stream), c.text) for i, c in enumerate(log)),
+                ((e.key, i, str(c.stream), c.text) for e in entries for i, c in enumerate(e.log)),
             )
 
     def drop_entry(self, key: str) -> None:

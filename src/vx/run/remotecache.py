@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vx.cache.index import IndexOffError, LogChunk
+from vx.cache.index import IndexOffError, LogChunk, NewEntry
 from vx.cache.manifest import CorruptArtifact
 from vx.cache.remote.base import Untrusted
 from vx.cache.store import SaveFailed, Store
@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from vx.run.caching import Produced
     from vx.run.keys import KeySet
     from vx.run.plan import RunPlan
+
+
+_KEPT_BATCH = 64  # rows of kept remote entries written together; the rest at `close`
 
 
 class LayeredCache(LocalCache):
@@ -66,6 +69,7 @@ class LayeredCache(LocalCache):
         self._held: dict[TaskId, Unpacked] = {}
         self._refused: set[TaskId] = set()  # their remote entries are replaced by this run's
         self._scratch: Path | None = None
+        self._unindexed: dict[str, NewEntry] = {}  # kept artifacts whose rows are not written
         self._emit: Callable[[Event], None] | None = None
         self._rlock = threading.Lock()
 
@@ -164,8 +168,10 @@ class LayeredCache(LocalCache):
         return note
 
     def close(self) -> str | None:
-        """Drain the uploads, then close the local cache; the scratch store goes."""
+        """Drain the uploads, write the kept entries' rows, then close the local cache; the
+        scratch store goes."""
         self.layer.drain()
+        self._index_kept()
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
         return super().close()
@@ -185,6 +191,7 @@ class LayeredCache(LocalCache):
         if result is RestoreResult.CORRUPT:  # the re-run's upload replaces the server's entry
             with self._rlock:
                 self._refused.add(tid)
+                self._unindexed.pop(unpacked.key, None)  # its artifact is gone too
         return result
 
     def _read_through(self, store: Store, entry: Entry) -> RestoreResult:
@@ -228,20 +235,38 @@ class LayeredCache(LocalCache):
             return scratch, entry
         try:
             self.store.put_bytes(unpacked.key, unpacked.artifact, durable=False)
-            self.index.put_entry(
-                unpacked.key,
-                project=tid.project,
-                task=tid.task,
-                artifact=unpacked.info,
-                inputs=self.keys.components[tid],
-                log=[LogChunk(Stream(s), t) for s, t in unpacked.log],
-                duration_ms=unpacked.duration_ms,
-                cpu_ms=unpacked.cpu_ms,
-                peak_rss_bytes=unpacked.peak_rss_bytes,
-            )
-        except (SaveFailed, IndexOffError, OSError) as err:
+        except (SaveFailed, OSError) as err:
             self._tell(f"{tid}: the remote entry could not be kept locally ({err})")
+            return self.store, entry
+        row = NewEntry(
+            unpacked.key,
+            tid.project,
+            tid.task,
+            unpacked.info,
+            self.keys.components[tid],
+            [LogChunk(Stream(s), t) for s, t in unpacked.log],
+            unpacked.duration_ms,
+            unpacked.cpu_ms,
+            unpacked.peak_rss_bytes,
+        )
+        with self._rlock:
+            self._unindexed[unpacked.key] = row
+            full = len(self._unindexed) >= _KEPT_BATCH
+        if full:
+            self._index_kept()
         return self.store, entry
+
+    def _index_kept(self) -> None:
+        """Write the rows of the entries kept since the last call, in one transaction: one
+        each cost a write lock and a commit per hit, the bulk of a remote hit's local work.
+        A run killed first leaves artifacts without rows, which a later hit re-indexes and
+        prune reaps; never a row without its artifact."""
+        with self._rlock:
+            rows, self._unindexed = list(self._unindexed.values()), {}
+        try:
+            self.index.put_entries(rows)
+        except (IndexOffError, OSError) as err:
+            self._tell(f"{len(rows)} remote entries could not be kept locally ({err})")
 
     def _blob(
         self, tid: TaskId, key: str, log: tuple[tuple[str, str], ...], produced: Produced

@@ -23,6 +23,7 @@ from vx.cache.index import (
     IndexWriteError,
     InvocationRow,
     LogChunk,
+    NewEntry,
     RunRow,
     open_index,
 )
@@ -95,6 +96,34 @@ def test_an_entry_round_trips_with_its_inputs_and_log(tmp_path: Path) -> None:
     assert index.get_entry(entry.key) is None
     assert index.entry_inputs(entry.key) == ()
     assert index.stats() == IndexStats(0, 0)
+    index.close()
+
+
+def test_entries_written_together_replace_old_rows_and_keep_the_last_of_a_key(
+    tmp_path: Path,
+) -> None:
+    index = open_index(tmp_path, now_ms=Clock())
+    old = [KeyComponent(Kind.FORMAT, "version", "v0")]
+    index.put_entry("00000000000000aa", project="a", task="build", artifact=ARTIFACT, inputs=old)
+    new = [KeyComponent(Kind.FORMAT, "version", "v1")]
+    log = [LogChunk(Stream.STDOUT, "b\n")]
+    index.put_entries(
+        [
+            NewEntry("00000000000000aa", "a", "build", ARTIFACT, new),
+            NewEntry(
+                "00000000000000bb", "b", "build", ARTIFACT, (), [LogChunk(Stream.STDOUT, "x")]
+            ),
+            NewEntry("00000000000000bb", "b", "build", ARTIFACT, new, log, 3.0),
+        ]
+    )
+    assert index.entry_inputs("00000000000000aa") == tuple(new)
+    b = index.get_entry("00000000000000bb")
+    assert b is not None
+    assert (b.project, b.duration_ms) == ("b", 3.0)
+    assert index.entry_inputs("00000000000000bb") == tuple(new)
+    assert index.entry_log("00000000000000bb") == tuple(log)
+    assert index.stats().entries == 2
+    index.put_entries([])  # nothing to write opens no transaction
     index.close()
 
 
