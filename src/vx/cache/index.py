@@ -524,24 +524,48 @@ class Index:
         if self.off is not None:
             return set()
         out: set[str] = set()
-        try:
-            conn = self._conn()
-            for start in range(0, len(keys), 500):
-                chunk = keys[start : start + 500]
-                marks = ",".join("?" * len(chunk))
-                sql = (
-                    "SELECT key, project, task, size, digest, manifest, created_at,"  # noqa: S608
-                    " last_used_at, duration_ms, cpu_ms, peak_rss_bytes FROM entries"
-                    f" WHERE key IN ({marks})"
-                )
-                out.update(
-                    str(row[0])
-                    for row in conn.execute(sql, chunk)
-                    if entry_from_row(row[1:]) is not None
-                )
-        except sqlite3.DatabaseError:
-            pass  # the keys not read yet answer miss, as `get_entry` would for each
+        # a failing query: the keys not read yet answer miss, as `get_entry` would for each
+        with contextlib.suppress(sqlite3.DatabaseError):
+            out.update(
+                str(row[0]) for row in self._entry_rows(keys) if entry_from_row(row[1:]) is not None
+            )
         return out
+
+    def get_entries(self, keys: Sequence[str]) -> dict[str, Entry]:
+        """`get_entry` of each of `keys`, in a few queries instead of one each: a miss is left
+        out, a rotten row dropped. A query that fails leaves the keys it did not answer to
+        `get_entry`, which tells a damaged file from a busy disk."""
+        out: dict[str, Entry] = {}
+        if self.off is not None:
+            return out
+        answered: set[str] = set()
+        try:
+            for row in self._entry_rows(keys):
+                key = str(row[0])
+                answered.add(key)
+                fields = entry_from_row(row[1:])
+                if fields is None:
+                    self._drop_rotten(key)
+                else:
+                    out[key] = Entry(key, *fields)
+        except sqlite3.DatabaseError:
+            for key in keys:
+                if key not in answered and (entry := self.get_entry(key)) is not None:
+                    out[key] = entry
+        return out
+
+    def _entry_rows(self, keys: Sequence[str]) -> Iterator[tuple[object, ...]]:
+        """The `entries` rows of `keys`, key first, 500 keys a query."""
+        conn = self._conn()
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            sql = (
+                "SELECT key, project, task, size, digest, manifest, created_at,"  # noqa: S608
+                " last_used_at, duration_ms, cpu_ms, peak_rss_bytes FROM entries"
+                f" WHERE key IN ({marks})"
+            )
+            yield from conn.execute(sql, chunk).fetchall()
 
     def put_entry(
         self,

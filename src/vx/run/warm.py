@@ -356,7 +356,8 @@ def _pending_entries(snap: dict[str, object], index: Index) -> dict[int, Entry |
     from vx.cache.staging import sweep
 
     sweep(dict.fromkeys(Path(rows[i][_BASE]) for i in pending))
-    return {i: index.get_entry(rows[i][_KEY]) for i in pending}
+    found = index.get_entries([rows[i][_KEY] for i in pending])
+    return {i: found.get(rows[i][_KEY]) for i in pending}
 
 
 def _settle_outputs(

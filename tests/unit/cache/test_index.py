@@ -397,6 +397,19 @@ def test_a_plan_reads_entries_together_as_get_entry_would_and_drops_nothing(
     assert _count(tmp_path, "entries", keys[1]) == 1
 
 
+@pytest.mark.parametrize("rot", ["size = -1", "manifest = '{}'", "digest = NULL", "cpu_ms = x'00'"])
+def test_entries_read_together_are_what_get_entry_gives_one_by_one(
+    tmp_path: Path, rot: str
+) -> None:
+    keys = _saved(tmp_path)
+    _sql(tmp_path, *UNCHECKED, f"UPDATE entries SET {rot} WHERE key = '{keys[1]}'")  # noqa: S608
+    index = open_index(tmp_path)
+    one_by_one = {k: index.get_entry(k) for k in (keys[0], keys[2])}
+    assert index.get_entries([*keys, "0" * 16]) == one_by_one
+    index.close()
+    assert _count(tmp_path, "entries", keys[1]) == 0, "a rotten row is dropped, as get_entry does"
+
+
 @pytest.mark.parametrize(
     "rot",
     [
