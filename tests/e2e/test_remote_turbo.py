@@ -114,6 +114,40 @@ def test_a_second_clone_hits_the_first_clones_uploads(tmp_path: Path) -> None:
     assert_no_token(tmp_path, ran, hit, why, again)
 
 
+def test_kept_remote_artifacts_without_rows_are_fetched_again(tmp_path: Path) -> None:
+    """The rows of kept remote hits are written after their artifacts, together: a run killed
+    in between leaves artifacts the index does not know. The next run takes them for misses,
+    fetches them again, and ends with rows for all of them."""
+    import shutil
+    import sqlite3
+
+    origin = make_git_workspace(tmp_path / "origin", files())
+    run = ["run", "build", "--all", "--output-logs=full"]
+    with turbo_server(tmp_path / "storage") as server:
+        env = env_for(server.url)
+        first = clone(origin, tmp_path / "one")
+        run_vx(run, first, env=env, home=tmp_path / "home1").assert_ok()
+        second = clone(origin, tmp_path / "two")
+        run_vx(run, second, env=env, home=tmp_path / "home2").assert_ok()
+        (db,) = (tmp_path / "home2").glob(".vx/*/cache/cache.db")
+        assert len(list(db.parent.glob("*.tar.zst"))) == 3
+        conn = sqlite3.connect(db)
+        with conn:
+            conn.execute("DELETE FROM entries")  # as if killed before the rows were written
+        conn.close()
+        for dist in second.glob("packages/*/dist"):
+            shutil.rmtree(dist)
+        healed = run_vx(run, second, env=env, home=tmp_path / "home2").assert_ok()
+        assert set(outcomes(healed).values()) == {"restored-remote"}
+        assert outputs(second) == outputs(first)
+        conn = sqlite3.connect(db)
+        (rows,) = conn.execute("SELECT count(*) FROM entries").fetchone()
+        conn.close()
+        assert rows == 3
+        again = run_vx(run, second, env=env, home=tmp_path / "home2").assert_ok()
+        assert set(outcomes(again).values()) == {"up-to-date"}
+
+
 def test_remote_axes_and_download_modes(tmp_path: Path) -> None:
     origin = make_git_workspace(tmp_path / "origin", files())
     with turbo_server(tmp_path / "storage") as server:
