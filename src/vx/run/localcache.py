@@ -270,7 +270,7 @@ class Outputs(NamedTuple):
 
 def restore_outputs(
     store: Store,
-    index: Index,
+    index: Index | None,
     entry: Entry,
     outputs: Outputs,
     log: Iterable[tuple[Stream, str]],
@@ -281,12 +281,14 @@ def restore_outputs(
     path. An entry holding a path the task's outputs would not match is corrupt before
     anything is cleaned. An entry that recorded no outputs for a task that declares some is up
     to date only once its artifact is read and found empty. A bad entry is dropped; one the
-    disk refused (`blocked`) is kept for a later run.
+    disk refused (`blocked`) is kept for a later run. With no `index` (a forked worker, which
+    must not use its parent's connection) a bad entry is only reported, and the caller acts.
     """
     del log  # what a signed entry vouches for besides its artifact
     base, patterns, stops = outputs
     if undeclared(entry.artifact.manifest, patterns, stop_at=stops) is not None:
-        _drop(store, index, entry.key)
+        if index is not None:
+            _drop(store, index, entry.key)
         return RestoreResult.CORRUPT
     present = output_paths(base, patterns, stop_at=stops)
     try:
@@ -297,7 +299,7 @@ def restore_outputs(
         clean_outputs(base, patterns, stop_at=stops, present=present)
         store.restore(entry.key, base, entry.artifact)
     except CorruptArtifact as err:
-        if not err.blocked:
+        if not err.blocked and index is not None:
             _drop(store, index, entry.key)
         return RestoreResult.CORRUPT
     return RestoreResult.RESTORED

@@ -76,7 +76,6 @@ LIVE_PROJECT_FILES = ("turbo.json", "turbo.jsonc", "project.json")
 _RACY_NS = 50_000_000
 _COARSE_RACY_NS = 2_000_000_000  # file systems that keep whole seconds (FAT keeps two)
 _RENEW_AFTER_S = 3600.0
-_RESTORE_LANES = 4
 _RETENTION_STAMP = "retention.stamp"  # vx.cache.prune.STAMP_NAME, named here to skip its import
 
 Fingerprint = tuple[int, ...]
@@ -221,7 +220,7 @@ def _replay(
         proven = _prove(snap, env)
         if proven is None:
             return None
-        index, restored = proven
+        index, restored, processes = proven
         try:
             outcome = _emit_all(snap, emit, t0, started_at, restored)
             _record(index, snap, outcome, options, env)
@@ -236,16 +235,21 @@ def _replay(
             with contextlib.suppress(OSError):  # the rows are out: a stale snapshot only
                 _refresh(snap, restored, options, env)  # means the next run checks again
     if options.timing:
-        emit(Notice(f"[vx] timing\n  warm replay  {(time.monotonic() - t0) * 1000:9.1f}ms"))
+        lines = [f"  warm replay  {(time.monotonic() - t0) * 1000:9.1f}ms"]
+        if restored:
+            lines.append(f"  settled      {len(restored):9d} outputs in {processes} process(es)")
+        emit(Notice("[vx] timing\n" + "\n".join(lines)))
     from vx.events import RunFinished
 
     emit(RunFinished(0, outcome.wall_ms))
     return outcome
 
 
-def _prove(snap: dict[str, object], env: Mapping[str, str]) -> tuple[Index, dict[int, bool]] | None:
-    """The snapshot proven, then every output it names put in place: the open index and which
-    tasks were restored; None when anything differs.
+def _prove(
+    snap: dict[str, object], env: Mapping[str, str]
+) -> tuple[Index, dict[int, bool], int] | None:
+    """The snapshot proven, then every output it names put in place: the open index, which
+    tasks were restored and how many processes shared that; None when anything differs.
 
     `git status` starts first and is read last: the fingerprint and index checks, and the
     imports a restore needs, run while git walks the work tree. Outputs are touched only once
@@ -268,17 +272,17 @@ def _prove(snap: dict[str, object], env: Mapping[str, str]) -> tuple[Index, dict
             raw = status()  # always: no git is left behind when a check fails first
         if index is None:
             return None
-        restored = None
+        settled = None
         if _without_staging(raw) == snap["status"]:
-            restored = _settle_outputs(snap, entries, index, Path(str(snap["store"])))
+            settled = _settle_outputs(snap, entries, index, Path(str(snap["store"])))
     except BaseException:
         if index is not None:
             index.close()
         raise
-    if restored is None:
+    if settled is None:
         index.close()
         return None
-    return index, restored
+    return index, *settled
 
 
 def _checked_index(snap: dict[str, object]) -> Index | None:
@@ -362,22 +366,24 @@ def _pending_entries(snap: dict[str, object], index: Index) -> dict[int, Entry |
 
 def _settle_outputs(
     snap: dict[str, object], entries: Mapping[int, Entry | None], index: Index, store: Path
-) -> dict[int, bool] | None:
+) -> tuple[dict[int, bool], int] | None:
     """Each task whose outputs could not be proven by fingerprint, checked or restored the way
-    the full path's restore lane does it: task number → whether it was restored. None when an
-    entry turns out unusable (the full path then decides what to run)."""
+    the full path's restore lane does it: task number → whether it was restored, and how many
+    processes shared the work (`vx.run.shares`). None when an entry turns out unusable (the
+    full path then decides what to run)."""
     if not entries:
-        return {}
+        return {}, 1
     rows = snap["finished"]
     assert isinstance(rows, list)  # noqa: S101
     from vx.cache.store import Store
     from vx.events import Stream
     from vx.run.caching import RestoreResult
     from vx.run.localcache import Outputs, restore_outputs
+    from vx.run.shares import settle_shared, share_count
 
     cache = Store(store)
 
-    def settle(i: int) -> RestoreResult:
+    def settle(i: int, index: Index | None) -> RestoreResult:
         row, entry = rows[i], entries[i]
         if entry is None:
             return RestoreResult.CORRUPT
@@ -385,55 +391,17 @@ def _settle_outputs(
         log = [(Stream(stream), text) for stream, text in row[_LOG]]
         return restore_outputs(cache, index, entry, outputs, log)
 
-    results = _on_lanes(settle, list(entries))
+    items = list(entries)
+    shares = share_count(len(items), int(str(snap["concurrency"])))
+    results = settle_shared(
+        lambda i: settle(i, index),
+        lambda i: settle(i, None),  # a forked child: the index's connection is not its own
+        items,
+        shares,
+    )
     if RestoreResult.CORRUPT in results.values():
         return None
-    return {i: result is RestoreResult.RESTORED for i, result in results.items()}
-
-
-def _on_lanes(work: Callable[[int], RestoreResult], items: list[int]) -> dict[int, RestoreResult]:
-    """`work` over `items` on up to `_RESTORE_LANES` threads: unpacking and writing release
-    the GIL, so restores overlap as they do on the full path's restore lane.
-
-    A Ctrl-C stops the lanes taking more work and waits for the restores under way to end, so
-    none is cut off between cleaning a task's outputs and moving the staged entry in; the
-    tasks not reached keep their old outputs, and the interrupt goes on to the caller.
-    """
-    lanes = min(_RESTORE_LANES, len(items), os.cpu_count() or 1)
-    if lanes < 2:
-        return {i: work(i) for i in items}
-    import threading
-
-    done: dict[int, RestoreResult] = {}
-    failed: list[BaseException] = []
-    queue = iter(items)
-    taking = threading.Lock()
-
-    def lane() -> None:
-        while not failed:
-            with taking:
-                i = next(queue, None)
-            if i is None:
-                return
-            try:
-                done[i] = work(i)
-            except BaseException as err:  # noqa: BLE001  re-raised in the caller's thread
-                failed.append(err)
-
-    threads = [threading.Thread(target=lane, daemon=True) for _ in range(lanes)]
-    for thread in threads:
-        thread.start()
-    try:
-        for thread in threads:
-            thread.join()
-    except KeyboardInterrupt as stop:
-        failed.append(stop)  # take no more; a second Ctrl-C leaves at once
-        for thread in threads:
-            thread.join()
-        raise
-    if failed:
-        raise failed[0]
-    return done
+    return {i: result is RestoreResult.RESTORED for i, result in results.items()}, shares
 
 
 def _refresh(
