@@ -1,4 +1,4 @@
-"""A client of the Turborepo remote cache HTTP API (`/v8/artifacts/<hash>`), on `http.client`.
+"""A client of the Turborepo remote cache HTTP API (`/v8/artifacts/<hash>`).
 
 The servers teams run for Turborepo (Vercel's, ducktors' turborepo-remote-cache and its kin)
 keep opaque artifacts by hash for a team: HEAD says whether one exists, GET fetches it, PUT
@@ -10,15 +10,12 @@ and nowhere else: no message, label or file ever holds it.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import http.client
 import threading
 import urllib.parse
 from typing import NamedTuple
 
 from vx.cache.remote.base import RemoteError, Untrusted
+from vx.cache.remote.http1 import Connection, HttpError
 
 _TIMEOUT_S = 30.0
 _TAG = "x-artifact-tag"
@@ -69,6 +66,8 @@ class TurboCache:
         if status != 200:
             raise RemoteError(f"GET answered HTTP {status}")
         if self._config.signature_key is not None:
+            import hmac
+
             tag = headers.get(_TAG)
             if not tag or not hmac.compare_digest(tag, self._tag(key, body)):
                 raise Untrusted("its signature does not match (x-artifact-tag)")
@@ -86,6 +85,11 @@ class TurboCache:
             raise RemoteError(f"PUT answered HTTP {status}")
 
     def _tag(self, key: str, body: bytes) -> str:
+        """The artifact's signature; its modules load only where a signature key is set."""
+        import base64
+        import hashlib
+        import hmac
+
         secret = self._config.signature_key or ""
         mac = hmac.new(secret.encode(), digestmod=hashlib.sha256)
         mac.update(key.encode() + self._config.team.encode())
@@ -104,25 +108,23 @@ class TurboCache:
         path = f"{self._base}/v8/artifacts/{key}?{self._query}"
         sent = {"Authorization": f"Bearer {self._config.token}", **(headers or {})}
         for attempt in (1, 2):
-            conn, fresh = self._connection()
+            conn = self._connection()
+            fresh = not conn.is_open
             try:
-                conn.request(method, path, body=body, headers=sent)
-                response = conn.getresponse()
-                data = response.read()
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as err:
-                self._drop()
-                if attempt == 1 and not fresh:
-                    continue
-                raise RemoteError(
-                    f"{method} failed: the server closed the connection ({err})"
-                ) from None
-            except http.client.IncompleteRead as err:
-                self._drop()
-                raise RemoteError(
-                    f"{method} got a cut-short response ({len(err.partial)} bytes)"
-                ) from None
-            except (TimeoutError, OSError, http.client.HTTPException) as err:
-                self._drop()
+                response = conn.request(method, path, sent, body)
+            except HttpError as err:
+                if err.closed and attempt == 1 and not fresh:
+                    continue  # a kept-alive connection the server had closed: once more
+                if err.partial is not None:
+                    raise RemoteError(
+                        f"{method} got a cut-short response ({err.partial} bytes)"
+                    ) from None
+                if err.closed:
+                    raise RemoteError(
+                        f"{method} failed: the server closed the connection ({err})"
+                    ) from None
+                raise RemoteError(f"{method} failed: {err}", unreachable=True) from None
+            except OSError as err:
                 raise RemoteError(
                     f"{method} failed: {type(err).__name__}: {err}", unreachable=True
                 ) from None
@@ -132,26 +134,17 @@ class TurboCache:
                     " and TURBO_TEAM",
                     unreachable=True,
                 )
-            return response.status, {k.lower(): v for k, v in response.getheaders()}, data
+            return response.status, response.headers, response.body
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _connection(self) -> tuple[http.client.HTTPConnection, bool]:
-        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
-        if conn is not None:
-            return conn, False
-        timeout = self._config.timeout_s
-        if self._https:
-            conn = http.client.HTTPSConnection(self._host, self._port, timeout=timeout)
-        else:
-            conn = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
-        self._local.conn = conn
-        return conn, True
-
-    def _drop(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        self._local.conn = None
-        if conn is not None:
-            conn.close()
+    def _connection(self) -> Connection:
+        conn: Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = Connection(
+                self._host, self._port, https=self._https, timeout=self._config.timeout_s
+            )
+            self._local.conn = conn
+        return conn
 
 
 def _shown(url: str) -> str:
