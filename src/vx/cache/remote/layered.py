@@ -10,10 +10,11 @@ asking.
 from __future__ import annotations
 
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from vx.cache.remote.base import RemoteError, Untrusted
+from vx.cache.remote.pool import Job, Pool
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -46,9 +47,9 @@ class RemoteLayer(Generic[T]):
         self.read = read
         self.write = write
         self.notify = notify
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="vx-remote")
-        self._fetches: dict[str, Future[T | None]] = {}
-        self._uploads: list[Future[None]] = []
+        self._pool = Pool(workers, "vx-remote")
+        self._fetches: dict[str, Job[T | None]] = {}
+        self._uploads: list[Job[None]] = []
         self._lock = threading.Lock()
         self._down = False
         self._told = False
@@ -71,7 +72,7 @@ class RemoteLayer(Generic[T]):
         with self._lock:
             for key in keys:
                 if key not in self._fetches:
-                    self._fetches[key] = self._pool.submit(self._fetch, key)
+                    self._fetches[key] = self._pool.submit(partial(self._fetch, key))
 
     def fetch(self, key: str) -> T | None:
         """The decoded entry for `key` (waiting for its prefetch), None on a miss or a failed
@@ -100,7 +101,8 @@ class RemoteLayer(Generic[T]):
         the remote (`--force` refreshes it)."""
         if not self.write or self._down:
             return
-        future = self._pool.submit(self._store, key, blob, duration_ms, replace or not self.read)
+        again = replace or not self.read
+        future = self._pool.submit(lambda: self._store(key, blob, duration_ms, again))
         with self._lock:
             self._uploads.append(future)
 
@@ -111,10 +113,10 @@ class RemoteLayer(Generic[T]):
             unused = list(self._fetches.values())
             self._fetches = {}
         for fetch in unused:
-            fetch.cancel()
+            self._pool.cancel(fetch)
         for upload in uploads:
-            upload.exception()
-        self._pool.shutdown(wait=True, cancel_futures=True)
+            upload.wait()
+        self._pool.shutdown()
 
     def _fetch(self, key: str) -> T | None:
         if self._down:
