@@ -57,7 +57,8 @@ def settle_shared(
 ) -> dict[int, RestoreResult]:
     """Each item's result: `here` settles items in this process, `there` in a forked child
     (it must leave the index alone). With `shares` below 2 no child is forked."""
-    dealt = [list(items[k::shares]) for k in range(max(1, shares))]
+    step = max(1, shares)
+    dealt = [list(items[k::step]) for k in range(step)]
     pending: list[tuple[int, int]] = []
     done: dict[int, RestoreResult] = {}
     try:
