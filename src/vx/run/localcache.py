@@ -287,8 +287,7 @@ def restore_outputs(
     del log  # what a signed entry vouches for besides its artifact
     base, patterns, stops = outputs
     if undeclared(entry.artifact.manifest, patterns, stop_at=stops) is not None:
-        if index is not None:
-            _drop(store, index, entry.key)
+        _drop(store, index, entry.key)
         return RestoreResult.CORRUPT
     present = output_paths(base, patterns, stop_at=stops)
     try:
@@ -299,18 +298,21 @@ def restore_outputs(
         clean_outputs(base, patterns, stop_at=stops, present=present)
         store.restore(entry.key, base, entry.artifact)
     except CorruptArtifact as err:
-        if not err.blocked and index is not None:
+        if not err.blocked:
             _drop(store, index, entry.key)
         return RestoreResult.CORRUPT
     return RestoreResult.RESTORED
 
 
-def _drop(store: Store, index: Index, key: str) -> None:
-    """Forget a bad entry, row and artifact, so the next save of its key lands.
+def _drop(store: Store, index: Index | None, key: str) -> None:
+    """Forget a bad entry, row and artifact, so the next save of its key lands; without an
+    index, nothing (the caller reports the entry and whoever holds the index acts).
 
     A row that cannot be dropped now (a full disk) still gave a miss; the next run that finds
     it drops it.
     """
+    if index is None:
+        return
     with contextlib.suppress(OSError):
         index.drop_entry(key)
     store.discard(key)

@@ -102,7 +102,7 @@ class RemoteLayer(Generic[T]):
         if not self.write or self._down:
             return
         again = replace or not self.read
-        future = self._pool.submit(lambda: self._store(key, blob, duration_ms, again))
+        future = self._pool.submit(partial(self._store, key, blob, duration_ms, again))
         with self._lock:
             self._uploads.append(future)
 
