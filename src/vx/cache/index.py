@@ -181,6 +181,26 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def _into_wal(conn: sqlite3.Connection) -> None:
+    """Switch the file to WAL, waiting out a second process doing the same.
+
+    The switch upgrades a shared lock to an exclusive one; when another connection holds the
+    file's reserved lock SQLite answers SQLITE_BUSY at once rather than calling the busy
+    handler (it would deadlock), so two runs opening a new cache together wait here instead.
+    A file already in WAL answers without a lock.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError as err:
+            if primary_code(err) != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                raise
+            time.sleep(0.002)
+        else:
+            return
+
+
 def open_index(directory: Path, *, now_ms: Callable[[], int] = _now_ms) -> Index:
     """Open (creating when needed) the index in `directory`.
 
@@ -470,7 +490,7 @@ class Index:
     def prepare(self) -> str | None:
         """Bring the schema to SCHEMA_VERSION; the notice to print when that reset tables."""
         conn = self._conn()
-        conn.execute("PRAGMA journal_mode = WAL")
+        _into_wal(conn)
         if _version(conn) == SCHEMA_VERSION:
             return None
         with self._write() as tx:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -300,6 +301,46 @@ def test_two_writer_processes_lose_no_entry_and_never_see_a_lock(tmp_path: Path)
     assert conn.execute("SELECT count(*) FROM runs").fetchone() == (400,)
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     conn.close()
+
+
+OPENER = """
+import sys
+from pathlib import Path
+from vx.cache.index import open_index
+go = Path(sys.argv[2])
+Path(sys.argv[3]).touch()
+while not go.exists():
+    pass
+open_index(Path(sys.argv[1])).close()
+"""
+
+
+def test_processes_opening_a_new_index_together_all_get_it(tmp_path: Path) -> None:
+    # The switch to WAL answers "database is locked" at once, without the busy handler, to a
+    # process that races another's switch; before the retry about one opener in four failed.
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    for round_ in range(12):
+        cache, go = tmp_path / f"c{round_}", tmp_path / f"go{round_}"
+        ready = [tmp_path / f"ready{round_}.{n}" for n in range(3)]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", textwrap.dedent(OPENER), str(cache), str(go), str(flag)],
+                cwd="/",
+                env=env,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for flag in ready
+        ]
+        while not all(flag.exists() for flag in ready):
+            time.sleep(0.001)
+        go.touch()
+        for proc in procs:
+            _, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err
+        conn = sqlite3.connect(cache / INDEX_NAME)
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        conn.close()
 
 
 def _saved(tmp_path: Path, count: int = 3) -> list[str]:
