@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from vx.ids import TaskId
@@ -40,7 +42,7 @@ class PlanStatus(StrEnum):
     EXCLUDED = "excluded"  # dropped by --exclude-dependencies: keyed, never run
 
 
-class AffectedReason(NamedTuple):
+class AffectedReason(Record):
     """Why `--affected` kept a task, as a plan shows it.
 
     `kind` is `input`, `project`, `package`, `named` or `selected`; `change` says what changed
@@ -60,7 +62,7 @@ class Stream(StrEnum):
     STDERR = "stderr"
 
 
-class PlannedTask(NamedTuple):
+class PlannedTask(Record):
     """A task as the run announces it before anything executes.
 
     `requested` is true for what the user named (and the real tasks a requested group
@@ -77,7 +79,7 @@ class PlannedTask(NamedTuple):
     interactive: bool = False
 
 
-class RunStarted(NamedTuple):
+class RunStarted(Record):
     """Emitted once, after planning and before the first task starts.
 
     `cache_label` names the cache the footer credits (`local cache`, `cache off`).
@@ -91,7 +93,7 @@ class RunStarted(NamedTuple):
     cache_label: str = "local cache"
 
 
-class TaskStarted(NamedTuple):
+class TaskStarted(Record):
     """A task's process is about to be spawned; `command` is what runs, forwarded args included."""
 
     id: TaskId
@@ -99,7 +101,7 @@ class TaskStarted(NamedTuple):
     attempt: int = 1
 
 
-class TaskOutput(NamedTuple):
+class TaskOutput(Record):
     """A chunk of what a task wrote, in arrival order; a hit's replay comes as these too."""
 
     id: TaskId
@@ -107,13 +109,13 @@ class TaskOutput(NamedTuple):
     text: str
 
 
-class TaskReady(NamedTuple):
+class TaskReady(Record):
     """A persistent task's output matched its `readyWhen` (or it has none and started)."""
 
     id: TaskId
 
 
-class TaskFinished(NamedTuple):
+class TaskFinished(Record):
     """A task's final word. `key` is its cache key (16 hex) when it has one.
 
     `blocked_by` names the failed task at the root of a skip's chain; `reason` is the extra
@@ -150,7 +152,7 @@ class TaskFinished(NamedTuple):
     tainted: bool = False
 
 
-class MissReason(NamedTuple):
+class MissReason(Record):
     """Why a cached task executed: the first key component that moved against the task's last
     cache entry, or `first run` when it has none. `kind` is a component kind (`file`, `env`,
     `upstream`, …), `first run`, or `same key` (the last entry holds this very key: the run
@@ -184,13 +186,13 @@ class MissReason(NamedTuple):
         return words.get(self.kind, f"{self.kind} {name}")
 
 
-class Notice(NamedTuple):
+class Notice(Record):
     """A status line about the run (not a task): printed above the footer, on stderr."""
 
     text: str
 
 
-class RunFinished(NamedTuple):
+class RunFinished(Record):
     """Emitted once, last: the verdict the process exits with and the wall time."""
 
     exit_code: int

@@ -12,9 +12,10 @@ import contextlib
 import os
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.errors import ErrorCode, UserError
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     import subprocess
@@ -43,14 +44,14 @@ class GitError(UserError):
         self.root = root
 
 
-class IndexEntry(NamedTuple):
+class IndexEntry(Record):
     """One stage-0 index entry: git's octal mode (`100644`, `100755`, `120000`, `160000`) and id."""
 
     mode: str
     blob: str
 
 
-class StatusSnapshot(NamedTuple):
+class StatusSnapshot(Record):
     """How the work tree differs from the index, root-relative.
 
     `modified` holds every path whose work-tree bytes or mode may differ from its index entry
@@ -116,7 +117,7 @@ class GitSnapshot:
     shallow: bool
 
 
-class _Where(NamedTuple):
+class _Where(Record):
     prefix: str
     head: str | None
     git_dir: Path

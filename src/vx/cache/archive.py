@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, NamedTuple, Self, cast
+from typing import IO, TYPE_CHECKING, Self, cast
 
 import xxhash
 import zstandard
@@ -21,6 +21,7 @@ from vx.cache.manifest import (
 )
 from vx.cache.staging import Blocked, Staging
 from vx.cache.tarstream import BadTar, Header, TarStream
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     import tarfile
@@ -36,7 +37,7 @@ _MAX_LINK_HOPS = 40
 _LEVEL = 3
 
 
-class Described(NamedTuple):
+class Described(Record):
     """An artifact read whole: enough to index it again when its row is gone."""
 
     info: ArtifactInfo

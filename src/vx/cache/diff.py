@@ -6,15 +6,16 @@ same `Change` values, so the row and the verb never disagree about why a key mov
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.cache.key import KeyComponent, Kind, canonical
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
 
-class Change(NamedTuple):
+class Change(Record):
     """One component that differs: `old` None when it was added, `new` None when removed.
 
     `detail` says what moved inside it where vx kept that (a lockfile's packages).

@@ -8,12 +8,13 @@ import json
 import sqlite3
 import threading
 import time
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.cache.indexrows import damaged_schema, entry_from_row, log_from_rows, primary_code
 from vx.cache.key import KeyComponent, Kind
 from vx.errors import ErrorCode
 from vx.events import CacheOutcome, Stream, TaskStatus
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -94,14 +95,14 @@ def _refusal(path: Path, err: sqlite3.Error) -> IndexWriteError:
     return IndexWriteError(code, str(err), str(path))
 
 
-class LogChunk(NamedTuple):
+class LogChunk(Record):
     """A piece of the log a hit replays, in the order it arrived."""
 
     stream: Stream
     text: str
 
 
-class Entry(NamedTuple):
+class Entry(Record):
     """An index row: the artifact it points at and what the producing run spent."""
 
     key: str
@@ -115,7 +116,7 @@ class Entry(NamedTuple):
     peak_rss_bytes: int | None = None
 
 
-class NewEntry(NamedTuple):
+class NewEntry(Record):
     """An entry to write (`Index.put_entries`): its artifact is already in the store."""
 
     key: str
@@ -129,7 +130,7 @@ class NewEntry(NamedTuple):
     peak_rss_bytes: int | None = None
 
 
-class RunRow(NamedTuple):
+class RunRow(Record):
     """One task of one run, executed or replayed (`runs`)."""
 
     run_id: str
@@ -152,7 +153,7 @@ class RunRow(NamedTuple):
     """Executed behind a failed or excluded dependency: kept, never judged flaky."""
 
 
-class InvocationRow(NamedTuple):
+class InvocationRow(Record):
     """One run's header (`invocations`): what was typed, where, and how it went."""
 
     run_id: str
@@ -170,7 +171,7 @@ class InvocationRow(NamedTuple):
     skipped: int = 0
 
 
-class IndexStats(NamedTuple):
+class IndexStats(Record):
     """What `vx info` counts: entries and the bytes their artifacts hold."""
 
     entries: int

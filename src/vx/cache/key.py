@@ -16,9 +16,11 @@ import json
 import struct
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import xxhash
+
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -47,7 +49,7 @@ _ORDERED = frozenset({Kind.FORWARD})
 _LENGTH = struct.Struct(">I")
 
 
-class KeyComponent(NamedTuple):
+class KeyComponent(Record):
     """One input of a key: `name` says which (a path, a variable, a task id), `digest` its value."""
 
     kind: Kind

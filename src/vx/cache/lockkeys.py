@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import marshal
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.cache.key import KeyComponent, Kind, digest_json
 from vx.util.atomic import write_atomic
+from vx.util.record import Record
 from vx.workspace.lockfiles.model import Locked, LockfileError
 from vx.workspace.lockfiles.moved import describe
 from vx.workspace.lockfiles.read import (
@@ -41,7 +42,7 @@ DIR_NAME = "lockfiles"
 INDEX_NAME = "index.txt"
 
 
-class LockfileKeys(NamedTuple):
+class LockfileKeys(Record):
     """`covered`: lockfiles keyed per project (left out of the workspace fingerprint);
     `components`: each project's `lockfile` components; `notes`: what to tell the user."""
 

@@ -7,12 +7,14 @@ rows, never imports `tarfile` or `zstandard`.
 from __future__ import annotations
 
 import json
-from typing import Literal, NamedTuple
+from typing import Literal
+
+from vx.util.record import Record
 
 Kind = Literal["file", "dir", "link"]
 
 
-class Recorded(NamedTuple):
+class Recorded(Record):
     """One path as the artifact holds it; the disk is compared against it for `up-to-date`."""
 
     path: str
@@ -23,7 +25,7 @@ class Recorded(NamedTuple):
     target: str = ""
 
 
-class ArtifactInfo(NamedTuple):
+class ArtifactInfo(Record):
     """What the index keeps of an artifact: its bytes' size and xxh3 digest, and its paths."""
 
     size: int

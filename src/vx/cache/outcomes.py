@@ -6,9 +6,10 @@ finished (the row's `flaky` note) and `vx info` its standing list, by the same r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.events import TaskStatus
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -17,7 +18,7 @@ HISTORY_MS = 30 * 86_400_000
 """How far back flakiness is judged: what a cache typically keeps."""
 
 
-class KeyRecord(NamedTuple):
+class KeyRecord(Record):
     """The outcomes on record for one key: passes, failures (failed attempts of a retried
     pass included), and whether they show a flake."""
 

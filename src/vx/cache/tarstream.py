@@ -10,7 +10,9 @@ block, an extended record that cannot be parsed).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -40,7 +42,7 @@ class BadTar(Exception):  # noqa: N818  it reads as what the archive is
     """The stream is no tar vx could have written; the message says where it broke."""
 
 
-class Header(NamedTuple):
+class Header(Record):
     """One member as its header (and any extended header before it) describes it."""
 
     name: str

@@ -7,10 +7,11 @@ leaves the run's exit code alone (the run already happened).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.errors import ErrorCode, UserError
 from vx.util.fuzzy import did_you_mean
+from vx.util.record import Record
 from vx.util.text import clip
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ HTML_DEFAULT = "report.html"
 REPORT_FORMATS = ("markdown", "html")
 
 
-class Artifacts(NamedTuple):
+class Artifacts(Record):
     """The artifacts one `vx run` asked for; paths as typed, resolved against `cwd` on write.
 
     `profile` is the Chrome trace's path; `markdown` prints the report above the footer;

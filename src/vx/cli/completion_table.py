@@ -9,10 +9,11 @@ made at Tab time.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.cli import verbs
 from vx.cli.parser import Takes
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from vx.cli.parser import Command
@@ -22,7 +23,7 @@ TASKS_WORD = "__tasks"  # the hidden word: prints the workspace's task names, on
 TASKS = "@tasks"  # a value set meaning "the workspace's task names"
 
 
-class FlagSpec(NamedTuple):
+class FlagSpec(Record):
     """One flag as a completion sees it: its name, how it takes a value, which values."""
 
     name: str
@@ -30,7 +31,7 @@ class FlagSpec(NamedTuple):
     values: tuple[str, ...]
 
 
-class VerbSpec(NamedTuple):
+class VerbSpec(Record):
     """One verb: its name, its one-line summary, its flags and what its words complete to."""
 
     name: str

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.cli.completion_table import SHELLS, TASKS_WORD
 from vx.cli.parser import Command, Section
 from vx.errors import ErrorCode, UserError
 from vx.util.fuzzy import did_you_mean
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -46,7 +47,7 @@ COMMAND = Command(
 )
 
 
-class CompletionsSettings(NamedTuple):
+class CompletionsSettings(Record):
     """Which shell's script to print, or the hidden task listing; and where we are."""
 
     shell: str

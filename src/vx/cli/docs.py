@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.cli.parser import Command, Flag, Number, Section, Takes
 from vx.cli.settings import FORMAT_FLAG, OutputFormat, output_format
 from vx.errors import ErrorCode, UserError
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -55,7 +56,7 @@ COMMAND = Command(
 )
 
 
-class DocsSettings(NamedTuple):
+class DocsSettings(Record):
     """The query's words, how many sections to print, and how."""
 
     query: tuple[str, ...]

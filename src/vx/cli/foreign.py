@@ -10,10 +10,11 @@ have yet (`needs`) refuses, naming it, until that flag lands.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, NamedTuple, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from vx.cli.parser import Section
 from vx.errors import ErrorCode, UserError
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -39,7 +40,7 @@ class Arg(StrEnum):
     NUMBER = "number"  # `=<n>`, or a following word of digits; bare falls to the next row
 
 
-class Row(NamedTuple):
+class Row(Record):
     """One foreign flag: its spellings, what it reads, what vx does, and the words it becomes.
 
     `when` narrows the row to some values (`--output-logs=new-only`). `becomes` turns the

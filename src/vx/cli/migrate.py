@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.cli.parser import Command, Flag, Section, Takes
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -46,7 +47,7 @@ COMMAND = Command(
 )
 
 
-class MigrateSettings(NamedTuple):
+class MigrateSettings(Record):
     """What `vx migrate` was asked: the source, whether to write, whether to replace."""
 
     source: str | None

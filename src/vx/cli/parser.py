@@ -13,10 +13,11 @@ from __future__ import annotations
 import re
 from enum import Enum
 from types import MappingProxyType
-from typing import TYPE_CHECKING, NamedTuple, NoReturn, Self
+from typing import TYPE_CHECKING, NoReturn, Self
 
 from vx.errors import ErrorCode, UserError
 from vx.util.fuzzy import did_you_mean
+from vx.util.record import Record
 from vx.util.text import ECHO_LIMIT, clip
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ class Percent:
 FlagValue = bool | str | int | Percent | tuple[str, ...]
 
 
-class _FlagRow(NamedTuple):
+class _FlagRow(Record):
     name: str
     help: str
     takes: Takes = Takes.NOTHING
@@ -139,14 +140,14 @@ class Flag(_FlagRow):
         return self.name
 
 
-class Section(NamedTuple):
+class Section(Record):
     """A block of a verb's help after its flags: a heading, then two-column rows."""
 
     heading: str
     rows: tuple[tuple[str, str], ...]
 
 
-class Command(NamedTuple):
+class Command(Record):
     """A verb's whole argument surface: flags, positional words, `--`, and its help prose.
 
     `most_words` caps the positionals (None: any number, the verb checks); `words` names
@@ -170,7 +171,7 @@ class Command(NamedTuple):
         return None
 
 
-class ParsedArgs(NamedTuple):
+class ParsedArgs(Record):
     """What one invocation said: positional words, flags given (by dest), forwarded args.
 
     `forwarded` is None when there was no `--`, so a verb can tell `--` with nothing after it
@@ -331,7 +332,7 @@ def _sort_tokens(command: Command, own: list[str]) -> tuple[list[str], list[str]
     return words, tokens
 
 
-class _Converter(NamedTuple):
+class _Converter(Record):
     """A flag's value as ParsedArgs keeps it: choices and numbers checked, with a message
     that names the flag."""
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.cli.parser import Command, Flag, Section, Takes
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -54,7 +55,7 @@ COMMAND = Command(
 )
 
 
-class PruneSettings(NamedTuple):
+class PruneSettings(Record):
     """`vx prune`: the projects to keep, where to write, the layout, and where it runs from."""
 
     projects: tuple[str, ...]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.cli import foreign
 from vx.cli.parser import Command, Flag, Number, Section, Takes
@@ -18,6 +18,7 @@ from vx.cli.settings import (
     output_format,
 )
 from vx.errors import ErrorCode, UserError
+from vx.util.record import Record
 from vx.util.text import shell_quote
 
 if TYPE_CHECKING:
@@ -260,7 +261,7 @@ COMMAND = Command(
 )
 
 
-class RunSettings(NamedTuple):
+class RunSettings(Record):
     """Everything `vx run` was asked, resolved once from args and environment.
 
     The workspace's own defaults (concurrency, timeout, cache dir) are the engine's to apply:

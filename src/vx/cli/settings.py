@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from enum import StrEnum
 from types import MappingProxyType
-from typing import TYPE_CHECKING, NamedTuple, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from vx.cli.parser import Flag, Takes
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -89,7 +90,7 @@ def output_format(args: ParsedArgs) -> OutputFormat:
     return OutputFormat(args.text(FORMAT_FLAG.dest) or OutputFormat.PRETTY)
 
 
-class Streams(NamedTuple):
+class Streams(Record):
     """Where a verb writes: stdout carries its product, stderr everything else."""
 
     out: TextIO
@@ -103,7 +104,7 @@ class Streams(NamedTuple):
             return False
 
 
-class HelpSettings(NamedTuple):
+class HelpSettings(Record):
     """`vx help [VERB]`: which page, and whether the environment lets a terminal be painted."""
 
     verb: str | None
@@ -111,13 +112,13 @@ class HelpSettings(NamedTuple):
     plugin_verbs: tuple[tuple[str, str], ...] = ()  # (verb, what it does) for the overview
 
 
-class VersionSettings(NamedTuple):
+class VersionSettings(Record):
     """`vx version`: the version string to print."""
 
     version: str
 
 
-class ShowSettings(NamedTuple):
+class ShowSettings(Record):
     """`vx show [TARGET]`: what to show, in which format, from which directory.
 
     `filters` narrow the list, or a task's projects, to what `vx run --filter` would select;
@@ -134,7 +135,7 @@ class ShowSettings(NamedTuple):
     ci_bases: tuple[str, ...] = ()
 
 
-class CachePruneSettings(NamedTuple):
+class CachePruneSettings(Record):
     """`vx cache prune`: the policy's bounds (already checked), whether to delete, where."""
 
     older_than_ms: int | None
@@ -146,7 +147,7 @@ class CachePruneSettings(NamedTuple):
     env: Mapping[str, str]
 
 
-class InfoSettings(NamedTuple):
+class InfoSettings(Record):
     """`vx info`: the format, where to look from, and the environment a run would see."""
 
     format: OutputFormat
@@ -155,7 +156,7 @@ class InfoSettings(NamedTuple):
     env: Mapping[str, str]
 
 
-class LastSettings(NamedTuple):
+class LastSettings(Record):
     """`vx last`: which run (an id prefix, or the newest, failed or not), or the list of runs
     (`list_count`), or one task's log; where the history lives; the format."""
 
@@ -169,7 +170,7 @@ class LastSettings(NamedTuple):
     cwd: Path
 
 
-class WhySettings(NamedTuple):
+class WhySettings(Record):
     """`vx why TASK`: the task asked about, the run to explain (an id prefix, else the latest
     that ran it), where the history lives, and the format."""
 
@@ -181,7 +182,7 @@ class WhySettings(NamedTuple):
     cwd: Path
 
 
-class InitSettings(NamedTuple):
+class InitSettings(Record):
     """`vx init`: where to start, the config spelling (json, toml, py), whether to print the
     plan only (`dry`), overwrite existing configs (`force`), and how to print."""
 
@@ -194,7 +195,7 @@ class InitSettings(NamedTuple):
     runner: str | None = None  # "keep" or "native": what to do with turbo.json / nx.json
 
 
-class LockSettings(NamedTuple):
+class LockSettings(Record):
     """`vx lock`: write the lock, or (`check`) audit it; where to start; how to print."""
 
     check: bool

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.cli.parser import Command, Section
 from vx.errors import ErrorCode, UserError
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -56,7 +57,7 @@ _HOW = {
 }
 
 
-class UpgradeSettings(NamedTuple):
+class UpgradeSettings(Record):
     """The tag wanted (None: latest), how this vx was installed, and where releases are."""
 
     tag: str | None

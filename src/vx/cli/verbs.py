@@ -22,10 +22,10 @@ engine modules load inside `execute`.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from vx.util.record import Record
 
 
-class Verb(NamedTuple):
+class Verb(Record):
     """One verb: where it lives, how it is called, and what it does in one line."""
 
     name: str

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.cli import run as run_verb
 from vx.cli.parser import Command, Section
 from vx.errors import ErrorCode, UserError
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -81,7 +82,7 @@ COMMAND = Command(
 )
 
 
-class WatchSettings(NamedTuple):
+class WatchSettings(Record):
     """`vx run`'s settings for each cycle, and whether to poll instead of OS events."""
 
     run: RunSettings

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.errors import ErrorCode, UserError
 from vx.graph.build import ProjectIndex
 from vx.graph.deps import DepKind, parse_dep
 from vx.ids import ROOT, TaskId, is_task_id
 from vx.util.fuzzy import did_you_mean, listing
+from vx.util.record import Record
 from vx.util.text import clip
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ class Selection:
     undeclared: tuple[str, ...] = ()
 
 
-class FilterScope(NamedTuple):
+class FilterScope(Record):
     """The projects `--filter` values select; `by_ref` when a `[<ref>]` (a git diff) chose them."""
 
     projects: frozenset[str]

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import heapq
 from types import MappingProxyType
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.events import CacheOutcome, TaskStatus
 from vx.graph.critical import critical_path, longest_remaining
+from vx.util.record import Record
 from vx.util.words import exit_detail, format_duration
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ _EMPTY: Mapping[TaskId, tuple[TaskId, ...]] = MappingProxyType({})
 _NO_SPANS: Mapping[TaskId, tuple[int, int]] = MappingProxyType({})
 
 
-class RunReport(NamedTuple):
+class RunReport(Record):
     """What a report says about one run.
 
     `finished` holds the work (no groups), in plan order. `spans` are each task's start and
@@ -91,7 +92,7 @@ def miss_reason(finished: TaskFinished) -> str:
     return finished.miss.describe() if finished.miss is not None else ""
 
 
-class Totals(NamedTuple):
+class Totals(Record):
     """The header's counts, the same population the footer and `--summarize` count."""
 
     tasks: int

@@ -7,10 +7,11 @@ Data in, text out: the queries go through `cache.index`, the failures through
 from __future__ import annotations
 
 import signal
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from vx.errors import ErrorCode, UserError
 from vx.events import CacheOutcome, TaskStatus
+from vx.util.record import Record
 from vx.util.text import clip
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ _HITS = frozenset({CacheOutcome.LOCAL, CacheOutcome.REMOTE, CacheOutcome.UP_TO_D
 _ALL_RUNS = 1_000_000_000
 
 
-class Replay(NamedTuple):
+class Replay(Record):
     """One recorded run: its header, its task rows, and the failures it kept."""
 
     invocation: InvocationRow
@@ -229,7 +230,7 @@ def iso_ms(ms: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{rest:03d}Z"
 
 
-class TaskLog(NamedTuple):
+class TaskLog(Record):
     """One task's output as `vx last --log` prints it; `source` None when it kept none."""
 
     run_id: str

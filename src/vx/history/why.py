@@ -7,13 +7,14 @@ dependency's key, so the root-cause walk follows keys alone, never the workspace
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.cache.diff import diff_components, own_changes, unchanged_count
 from vx.cache.key import Kind
 from vx.errors import ErrorCode, UserError
 from vx.events import CacheOutcome, TaskStatus
 from vx.util.fuzzy import did_you_mean
+from vx.util.record import Record
 from vx.util.text import clip
 
 if TYPE_CHECKING:
@@ -48,21 +49,21 @@ ADVICE: dict[Kind, str] = {
 }
 
 
-class Side(NamedTuple):
+class Side(Record):
     """One run of the task: its row and when its run started (ms since the epoch)."""
 
     row: RunRow
     started_ms: int
 
 
-class Root(NamedTuple):
+class Root(Record):
     """A chain from the task down to a dependency whose own inputs moved, and those inputs."""
 
     chain: tuple[str, ...]
     changes: tuple[Change, ...]
 
 
-class Explanation(NamedTuple):
+class Explanation(Record):
     """Everything `vx why` prints, as data; `changes` None when no component diff is there."""
 
     task_id: str

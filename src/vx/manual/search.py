@@ -8,7 +8,9 @@ is about; among equals, more text hits rank first, then the manual's own order.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -20,7 +22,7 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 HEADING_WEIGHT = 1000
 
 
-class Section(NamedTuple):
+class Section(Record):
     """One heading of one page and the text under it, up to the next heading."""
 
     page: str
@@ -29,7 +31,7 @@ class Section(NamedTuple):
     text: str
 
 
-class Hit(NamedTuple):
+class Hit(Record):
     """A matching section and its rank (higher first)."""
 
     section: Section

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.output import style as palette
 from vx.output.summary import bar_cells, label_row, rule, task_meters
+from vx.util.record import Record
 from vx.util.words import format_duration
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ def clip(line: str, limit: int | None) -> str:
     return line
 
 
-class LiveState(NamedTuple):
+class LiveState(Record):
     """What the region shows at one instant; the renderer builds it, `region_lines` draws it."""
 
     pins: Sequence[TaskId]

@@ -6,10 +6,11 @@ each says about a task is the same prediction.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from vx.events import PlanStatus
 from vx.output.style import LOCAL, MISS, NO_CACHE, RESET, sgr
+from vx.util.record import Record
 from vx.util.words import format_duration
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from vx.output.style import RGB
 
 
-class PlanRow(NamedTuple):
+class PlanRow(Record):
     """One task of the plan, groups and excluded tasks included; ids as text."""
 
     id: str
@@ -31,7 +32,7 @@ class PlanRow(NamedTuple):
     affected: AffectedReason | None = None
 
 
-class PlanForecast(NamedTuple):
+class PlanForecast(Record):
     """The predicted cost of the would-run tasks (see `vx.run.plan.Forecast`)."""
 
     wall_ms: float
@@ -40,7 +41,7 @@ class PlanForecast(NamedTuple):
     critical_path: tuple[str, ...]
 
 
-class PlanView(NamedTuple):
+class PlanView(Record):
     """Everything a plan prints: its rows in topological order, the forecast, the cache axes."""
 
     rows: tuple[PlanRow, ...]
@@ -49,7 +50,7 @@ class PlanView(NamedTuple):
     writes: bool
 
 
-class _Look(NamedTuple):
+class _Look(Record):
     glyph: str
     label: str
     hue: RGB | None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.events import (
     Notice,
@@ -28,6 +28,7 @@ from vx.output.rows import format_hash_line, format_row, outcome_word
 from vx.output.style import Style
 from vx.output.summary import Tally, footer, gha_error, gha_fence, gha_group
 from vx.output.visibility import Column, Flow, OutputLogs, Shape, column_for, shape_for
+from vx.util.record import Record
 from vx.util.words import format_duration
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ __all__ = ["Flow", "OutputLogs", "RenderSettings", "Renderer"]
 _QUIET_AFTER_FOOTER = frozenset({Column.ERRORS_ONLY, Column.HASH_ONLY, Column.NONE})
 
 
-class RenderSettings(NamedTuple):
+class RenderSettings(Record):
     """What the CLI resolved about how a run prints; `output_logs=None` lets the flow decide."""
 
     flow: Flow

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.events import CacheOutcome, TaskStatus
 from vx.output import style as palette
+from vx.util.record import Record
 from vx.util.words import exit_detail, format_duration
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ STATUS_WIDTH = 7
 CACHE_WIDTH = 8
 
 
-class Look(NamedTuple):
+class Look(Record):
     """How one outcome reads everywhere: its row glyph, its hue, and its word in a frame."""
 
     glyph: str

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import zlib
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from vx.ids import TaskId
@@ -48,7 +50,7 @@ def sgr(rgb: RGB | None = None, *, bold: bool = False, dim: bool = False) -> str
     return f"\x1b[{';'.join(codes)}m" if codes else ""
 
 
-class Style(NamedTuple):
+class Style(Record):
     """Paints text when colour is on and returns it untouched when it is off.
 
     Blank text is never painted, so an empty table cell carries no escape.

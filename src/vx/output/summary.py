@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.events import CacheOutcome, TaskStatus
 from vx.output import style as palette
+from vx.util.record import Record
 from vx.util.words import format_duration
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ FULL_CELL = "▰"
 EMPTY_CELL = "▱"
 
 
-class Segment(NamedTuple):
+class Segment(Record):
     """One class of a meter: its legend word, how many it holds, and its hue."""
 
     word: str

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections import deque
 from types import MappingProxyType
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.events import AffectedReason
 from vx.graph.build import build_graph
 from vx.graph.select import ScopeKind, filter_scope, resolve_requests
 from vx.ids import is_task_id
+from vx.util.record import Record
 from vx.workspace.affected import reach, resolve_base
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 _NAMED = AffectedReason("named", "named as pkg#task")
 
 
-class AffectedRoots(NamedTuple):
+class AffectedRoots(Record):
     """The requested tasks an `--affected` run keeps, why each was kept, and what to say."""
 
     roots: tuple[TaskId, ...]

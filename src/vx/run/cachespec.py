@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from vx.errors import ErrorCode, UserError
+from vx.util.record import Record
 
 LAYERS = ("local", "remote")
 
 
-class CacheAxes(NamedTuple):
+class CacheAxes(Record):
     """The four switches `--cache`, `--no-cache` and `--force` resolve to."""
 
     local_read: bool = True

@@ -8,7 +8,9 @@ them from the local store.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -25,7 +27,7 @@ class RestoreResult(StrEnum):
     CORRUPT = "corrupt"  # treated as a miss; the entry is dropped
 
 
-class Hit(NamedTuple):
+class Hit(Record):
     """A usable entry for a task's key, with what its producing run recorded."""
 
     key: str
@@ -35,7 +37,7 @@ class Hit(NamedTuple):
     remote: bool = False  # the entry came from the remote layer this run
 
 
-class Produced(NamedTuple):
+class Produced(Record):
     """What an executed task hands the cache to keep."""
 
     log: Sequence[tuple[Stream, str]]

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import posixpath
 from enum import StrEnum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from vx.ids import TaskId
@@ -33,7 +35,7 @@ def deferrable(plan: RunPlan, mode: Download) -> frozenset[TaskId]:
     return deferral(plan, mode).deferred
 
 
-class Deferral(NamedTuple):
+class Deferral(Record):
     """What `--download` defers: the tasks, and each candidate kept eager with the reader that
     kept it (`runtime` names the task whose runtime input stopped every deferral)."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.cache.index import IndexOffError, LogChunk
 from vx.cache.manifest import CorruptArtifact
@@ -14,6 +14,7 @@ from vx.cache.store import SaveFailed
 from vx.events import Stream
 from vx.run.cachespec import OFF
 from vx.run.caching import Hit, RestoreResult
+from vx.util.record import Record
 from vx.workspace.layout import nested_dirs
 
 if TYPE_CHECKING:
@@ -260,7 +261,7 @@ def _relative_nested(ws: Workspace) -> dict[str, tuple[str, ...]]:
     return out
 
 
-class Outputs(NamedTuple):
+class Outputs(Record):
     """Where a task's outputs live, their globs there, and the directories their walk skips."""
 
     base: Path

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -12,7 +14,7 @@ if TYPE_CHECKING:
     from vx.run.plan import RunPlan
 
 
-class RunOutcome(NamedTuple):
+class RunOutcome(Record):
     """What the run did: its verdict, each task's final word, and its wall-clock span.
 
     `plan` is what ran, for a summary document; a replayed warm run has none.

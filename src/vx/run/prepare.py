@@ -13,9 +13,10 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.errors import ErrorCode, UserError
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -43,7 +44,7 @@ __all__ = ["PreparedRun", "RunOptions", "plan_run", "prepare_run", "run", "selec
 _LARGEST_TIMER_MS = 2**31 - 1
 
 
-class RunOptions(NamedTuple):
+class RunOptions(Record):
     """What a run is asked to do, before the workspace is read.
 
     `tasks` are words as `vx run` takes them (`build`, `app#test`); with none, `pick` is
@@ -97,7 +98,7 @@ class RunOptions(NamedTuple):
     release: Release | None = None
 
 
-class PreparedRun(NamedTuple):
+class PreparedRun(Record):
     """A run keyed and ready to execute: the plan, its keys, the open cache, resolved knobs.
 
     `git`, `store`, `started_ns`, `config_modules` (files a `.py` config imported) and

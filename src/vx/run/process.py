@@ -12,11 +12,12 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.events import Stream
 from vx.run.registry import empty_group, killpg
 from vx.run.terminal import foreground_terminal
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -78,7 +79,7 @@ class SpawnError(Exception):
     """The shell could not be started (a missing cwd, a command holding a NUL byte)."""
 
 
-class _Reaped(NamedTuple):
+class _Reaped(Record):
     status: int
     ended: float
     cpu_ms: float

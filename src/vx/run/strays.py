@@ -13,7 +13,9 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Container, Iterable
@@ -21,7 +23,7 @@ if TYPE_CHECKING:
 _PROC = "/proc"
 
 
-class Proc(NamedTuple):
+class Proc(Record):
     """One process as a walk saw it; (pid, start) names it even after its pid is reused."""
 
     pid: int

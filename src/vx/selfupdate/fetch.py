@@ -12,10 +12,11 @@ import http.client
 import time
 import urllib.error
 import urllib.request
-from typing import IO, TYPE_CHECKING, NamedTuple
+from typing import IO, TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from vx.errors import ErrorCode, UserError
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -30,7 +31,7 @@ def host(url: str) -> str:
     return urlsplit(url).netloc or url
 
 
-class Body(NamedTuple):
+class Body(Record):
     """A whole response body and the URL it finally came from (after redirects)."""
 
     data: bytes
@@ -45,7 +46,7 @@ def get(url: str, what: str) -> Body:
         return Body(b"".join(chunks), response.geturl())
 
 
-class Saved(NamedTuple):
+class Saved(Record):
     """A download written to a file: its size and SHA-256."""
 
     size: int

@@ -12,11 +12,12 @@ import json
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 # Imported here, not when the receipt is written: by then a zipapp's own archive has been
 # replaced, and zipimport would read the new file's bytes at the old file's offsets.
 from vx.util.atomic import write_atomic
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -43,7 +44,7 @@ UPGRADED_BY = {
 }
 
 
-class Receipt(NamedTuple):
+class Receipt(Record):
     """What install.sh wrote beside the file it installed: the asset and where it came from."""
 
     installer: str
@@ -52,7 +53,7 @@ class Receipt(NamedTuple):
     version: str
 
 
-class Origin(NamedTuple):
+class Origin(Record):
     """This vx: how it was installed and, for a file vx may replace, which file. `root` is
     the install root when the file sits in install.sh's layout (a folder per version)."""
 

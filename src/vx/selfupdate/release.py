@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import platform
 import re
-from typing import NamedTuple
 from urllib.parse import urljoin
 
 from vx.errors import ErrorCode, UserError
 from vx.selfupdate.fetch import get, host
+from vx.util.record import Record
 
 DEFAULT_BASE = "https://github.com/vx-runner/vx/releases"
 DOCUMENT = "release.json"
@@ -25,7 +25,7 @@ _TAG = re.compile(r"v?[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]*")
 _ARCH = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}
 
 
-class Asset(NamedTuple):
+class Asset(Record):
     """One downloadable file of a release, with the digest that proves the transfer."""
 
     name: str
@@ -34,7 +34,7 @@ class Asset(NamedTuple):
     size: int | None
 
 
-class Release(NamedTuple):
+class Release(Record):
     """What the release document says about one release, and this platform's asset in it."""
 
     version: str

@@ -18,10 +18,11 @@ import signal
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.errors import ErrorCode, UserError
 from vx.selfupdate.fetch import download
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from vx.selfupdate.release import Release
@@ -42,7 +43,7 @@ def check_writable(directory: Path) -> None:
         )
 
 
-class Installed(NamedTuple):
+class Installed(Record):
     """The outcome of a swap that held: the file and the version it now answers with."""
 
     path: Path

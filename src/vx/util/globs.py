@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -177,7 +179,7 @@ def fixed_prefix(pattern: str) -> str:
     return "/".join(literal)
 
 
-class Matcher(NamedTuple):
+class Matcher(Record):
     """An ordered glob list: the last pattern that matches a path decides, and `!` says no.
 
     So `["dist/**", "!dist/cache/**"]` keeps `dist/a.js` and drops `dist/cache/x`, and a later

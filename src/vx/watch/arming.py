@@ -9,9 +9,10 @@ whose time is the one first sightings are measured against.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.errors import UserError
+from vx.util.record import Record
 from vx.watch.judge import StateJudge
 from vx.watch.observe import WatcherPool, fs_clock_now, is_probe
 from vx.watch.route import route_event, wanted_slots
@@ -30,7 +31,7 @@ _NAMES_SHOWN = 8
 _SETTLE_ROUNDS = 4  # arm again while the disk grows what is wanted under the new watchers
 
 
-class Heard(NamedTuple):
+class Heard(Record):
     """One routed event: the path, the label a cycle would be named by, whether it can change
     the watched set, and when it was heard (the loop's clock)."""
 

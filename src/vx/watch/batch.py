@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import queue
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.errors import UserError
+from vx.util.record import Record
 from vx.watch.judge import SelfWrites
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ DEBOUNCE_S = 0.15
 LONGEST_WAIT_S = 1.0
 
 
-class Trigger(NamedTuple):
+class Trigger(Record):
     """The edit a cycle is started for: its path, its label, and whether it can change the
     watched set (read the set again before the cycle)."""
 

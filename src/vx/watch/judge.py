@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import xxhash
 
 from vx.util.globs import compile_globs, fixed_prefix, has_magic, normalize
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -35,7 +36,7 @@ def always_ignored(rel: str) -> bool:
     return any(p in ALWAYS_IGNORED for p in parts) or rel.endswith(IGNORED_SUFFIXES)
 
 
-class TaskFiles(NamedTuple):
+class TaskFiles(Record):
     """One task's declared outputs and inputs, root-relative globs (`!` kept)."""
 
     outputs: tuple[str, ...]

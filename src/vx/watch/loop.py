@@ -17,9 +17,10 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.errors import ErrorCode, UserError
+from vx.util.record import Record
 from vx.watch.arming import Arming
 from vx.watch.batch import Batches
 from vx.watch.keeper import Keeper
@@ -50,7 +51,7 @@ _FATAL = frozenset(
 _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-class CycleOutput(NamedTuple):
+class CycleOutput(Record):
     """Where one cycle's events go: a sink, the live display's tick, and its close."""
 
     sink: Callable[[Event], None]
@@ -58,7 +59,7 @@ class CycleOutput(NamedTuple):
     close: Callable[[], None]
 
 
-class WatchHooks(NamedTuple):
+class WatchHooks(Record):
     """What the loop says and where: `say` for its own lines (stdout), `notice` for stderr,
     `output` for a fresh renderer per cycle."""
 

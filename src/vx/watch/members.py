@@ -12,9 +12,10 @@ disk, so it holds even while a cycle cannot be planned.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.util.globs import compile_globs, expand_braces, has_magic, normalize, segment_regex
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 _SKIPPED = "node_modules"
 
 
-class MemberWatch(NamedTuple):
+class MemberWatch(Record):
     """The directories to watch for members: `steps` alone (a partial match, where the next
     segment may appear), `waiting` alone (a full match with no manifest yet, heard whole) and
     `deep` with their trees (a `**` glob's literal prefix)."""
@@ -35,7 +36,7 @@ class MemberWatch(NamedTuple):
     deep: tuple[str, ...]
 
 
-class MemberGlobs(NamedTuple):
+class MemberGlobs(Record):
     """The root's member globs (negations kept), and the manifest a member must hold."""
 
     root: str

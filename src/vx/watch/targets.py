@@ -11,10 +11,11 @@ root watcher replaces the per-project ones.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.cache.inputs import WORKSPACE_FILES
 from vx.util.globs import compile_globs, has_magic, normalize
+from vx.util.record import Record
 from vx.watch.judge import PathRules, TaskFiles, rebase
 from vx.watch.members import member_globs
 
@@ -51,14 +52,14 @@ SHAPE_NAMES = frozenset(
 )
 
 
-class Project(NamedTuple):
+class Project(Record):
     """A project as the watcher sees it: its name and absolute directory."""
 
     name: str
     dir: str
 
 
-class WatchSet(NamedTuple):
+class WatchSet(Record):
     """Everything one arm of the loop watches, and the path rules its events pass through.
 
     `wide` means one recursive root watcher (a task reads `workspaceFiles`, or no plan could

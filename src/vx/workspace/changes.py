@@ -8,10 +8,11 @@ root-relative paths differ between the merge base of `<ref>` and HEAD and the wo
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx import git
 from vx.errors import ErrorCode, UserError
+from vx.util.record import Record
 from vx.util.text import clip
 
 LOCK_FILE = "vx-lock.json"
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from vx.workspace.model import Workspace
 
 
-class BaseRef(NamedTuple):
+class BaseRef(Record):
     """A checked ref: what to hand git, and whether to diff from its merge base with HEAD.
 
     `<base>..HEAD` keeps its two-dot meaning (from `<base>` itself), so `merge` is False.
@@ -33,7 +34,7 @@ class BaseRef(NamedTuple):
     merge: bool = True
 
 
-class Changes(NamedTuple):
+class Changes(Record):
     """The paths that differ from `base` (the commit the diff ran from) for `ref`.
 
     `repos` are the paths among them that are a submodule or an untracked embedded repository:

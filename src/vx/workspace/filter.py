@@ -12,12 +12,13 @@ import os
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.errors import ErrorCode, UserError
 from vx.ids import ROOT
 from vx.util.fuzzy import did_you_mean, listing
 from vx.util.globs import glob_to_regex, has_magic
+from vx.util.record import Record
 from vx.workspace.changes import check_ref
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ class Selector:
 FilterExpr = tuple[Selector, ...]
 
 
-class FilterResult(NamedTuple):
+class FilterResult(Record):
     """The projects a filter list selects, and what to tell the user about an empty answer."""
 
     projects: frozenset[str]

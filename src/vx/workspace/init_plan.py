@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from enum import StrEnum
 from types import MappingProxyType
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.errors import ConfigError, ErrorCode, UserError
 from vx.util.fuzzy import listing
+from vx.util.record import Record
 from vx.workspace.config_load import PROJECT_STEM, SUFFIXES, WORKSPACE_STEM
 from vx.workspace.discover import find_root
 from vx.workspace.init_cycles import CYCLE_REASON, cycle_builds
@@ -56,7 +57,7 @@ class ConfigFormat(StrEnum):
     PY = "py"
 
 
-class InitRequest(NamedTuple):
+class InitRequest(Record):
     """What the user asked `vx init` for. `env` is read for `npm_config_user_agent` only."""
 
     cwd: Path
@@ -65,21 +66,21 @@ class InitRequest(NamedTuple):
     env: Mapping[str, str] = MappingProxyType({})
 
 
-class PlannedFile(NamedTuple):
+class PlannedFile(Record):
     """A file to write: root-relative POSIX path and its whole text."""
 
     path: str
     text: str
 
 
-class TodoGroup(NamedTuple):
+class TodoGroup(Record):
     """One reason to revisit a generated config, and the tasks (`pkg#task`) it applies to."""
 
     reason: str
     tasks: tuple[str, ...]
 
 
-class InitPlan(NamedTuple):
+class InitPlan(Record):
     """Everything `vx init` will do and say. `replaced` are existing configs `--force`
     overwrites or removes (one of another extension); `kept` the configs left as they are."""
 
@@ -93,7 +94,7 @@ class InitPlan(NamedTuple):
     mapped: int  # tasks written across every file
 
 
-class PackageInfo(NamedTuple):
+class PackageInfo(Record):
     """A member (or the root) as init sees it: where, its name, its package.json."""
 
     rel_dir: str
@@ -121,7 +122,7 @@ def _in_git(root: Path) -> bool:
     return any((d / ".git").exists() for d in (root, *root.parents))
 
 
-class RepoScan(NamedTuple):
+class RepoScan(Record):
     """What `vx init` read before deciding anything: the root and its package.json, the
     workspace's manager and the one running scripts, the named members, notes so far."""
 

@@ -9,8 +9,9 @@ on the builds below it. What cannot be decided is a TODO the file and the report
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
+from vx.util.record import Record
 from vx.workspace import script_words as sw
 from vx.workspace.script_outputs import outdir
 
@@ -64,14 +65,14 @@ PNP_REASON = (
 )
 
 
-class Todo(NamedTuple):
+class Todo(Record):
     """Something the user must decide: the reason (shared across tasks) and this task's part."""
 
     reason: str
     detail: str = ""
 
 
-class TaskDraft(NamedTuple):
+class TaskDraft(Record):
     """One task as `vx init` will write it. `command` None is a group; `define` maps a
     variable to its value (`live` names the package.json field a `.py` config reads it from);
     `outputs` is the suggested cache block's outputs, shown under the cache TODO."""
@@ -85,14 +86,14 @@ class TaskDraft(NamedTuple):
     outputs: tuple[str, ...] | None = None
 
 
-class Skipped(NamedTuple):
+class Skipped(Record):
     """A script left out, and why (for the report)."""
 
     script: str
     reason: str
 
 
-class PackageDraft(NamedTuple):
+class PackageDraft(Record):
     """What `vx init` makes of one package's scripts."""
 
     tasks: tuple[TaskDraft, ...]

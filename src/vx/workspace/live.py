@@ -9,9 +9,10 @@ one key and one graph serve both; `vx migrate` writes the very same dicts to dis
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from vx.errors import ConfigError
+from vx.util.record import Record
 from vx.workspace.config_load import read_config
 from vx.workspace.config_schema import parse_project_config
 from vx.workspace.live_outputs import settle_outputs
@@ -28,7 +29,7 @@ TURBO = "turbo"
 NX = "nx"
 
 
-class LiveProject(NamedTuple):
+class LiveProject(Record):
     """What a reader needs of one project: its name, where it is, its package.json scripts."""
 
     name: str
@@ -37,7 +38,7 @@ class LiveProject(NamedTuple):
     is_root: bool
 
 
-class LiveTasks(NamedTuple):
+class LiveTasks(Record):
     """One project's raw config as a reader made it, and the files it was read from."""
 
     raw: dict[str, Any]
@@ -47,7 +48,7 @@ class LiveTasks(NamedTuple):
     files: tuple[str, ...]  # root-relative files the tasks came from
 
 
-class LiveRead(NamedTuple):
+class LiveRead(Record):
     """What a reader returns: per project name, its tasks; and one line per thing not honoured."""
 
     projects: dict[str, LiveTasks]

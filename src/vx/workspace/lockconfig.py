@@ -13,9 +13,10 @@ import dataclasses
 import hashlib
 import json
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from vx.errors import ConfigError, ErrorCode, UserError
+from vx.util.record import Record
 from vx.util.secrets import maskable, secret_name
 from vx.workspace.config_fields import Site
 from vx.workspace.config_load import PROJECT_STEM, find_config, load_project_config
@@ -31,7 +32,7 @@ LOCK_FILE = "vx-lock.json"
 LOCK_VERSION = 1
 
 
-class LockedProject(NamedTuple):
+class LockedProject(Record):
     """One project's frozen config: where its file is, the file's hash, what it evaluated to."""
 
     name: str
@@ -42,7 +43,7 @@ class LockedProject(NamedTuple):
     resolved: object
 
 
-class Evaluated(NamedTuple):
+class Evaluated(Record):
     """The workspace loaded live, each configured project's lock entry, and the names of the
     projects with no config (their tasks are never frozen)."""
 
@@ -51,7 +52,7 @@ class Evaluated(NamedTuple):
     configless: tuple[str, ...]
 
 
-class Problem(NamedTuple):
+class Problem(Record):
     """One finding of the audit; `project` is None for the lock as a whole."""
 
     project: str | None
@@ -59,7 +60,7 @@ class Problem(NamedTuple):
     message: str
 
 
-class Audit(NamedTuple):
+class Audit(Record):
     """`vx lock --check`'s answer."""
 
     audited: tuple[str, ...]

@@ -20,11 +20,12 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from vx import git
 from vx.errors import ErrorCode, UserError
 from vx.util.fuzzy import did_you_mean
+from vx.util.record import Record
 from vx.workspace.lockfiles.model import LockfileError
 from vx.workspace.lockfiles.prune import PRUNABLE, prune_lockfile
 from vx.workspace.lockfiles.read import LOCKFILES
@@ -65,7 +66,7 @@ _DEV = "devDependencies"
 _PROD = ("dependencies", "optionalDependencies", "peerDependencies")
 
 
-class PruneResult(NamedTuple):
+class PruneResult(Record):
     """What a prune wrote: where, which projects, which lockfiles, how many files, and what
     the user should know about it (a uv.lock bound that moved)."""
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 import posixpath
 import re
 import tomllib
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from vx.errors import ErrorCode, UserError
+from vx.util.record import Record
 from vx.workspace import tomltext
 from vx.workspace.cycles import is_weak_field
 from vx.workspace.lockfiles import uv, uv_prune
@@ -34,7 +35,7 @@ _CLAUSE = re.compile(r"\s*(>=|<=|>|<|~=)\s*([0-9]+(?:\.[0-9]+)*)\s*$")
 _LOCAL_SOURCES = ("editable", "directory", "path")
 
 
-class UvPlan(NamedTuple):
+class UvPlan(Record):
     """What a uv prune keeps, the files it writes into every layer (root-relative path →
     bytes: what it rewrote, the files a member's dynamic metadata reads, a local archive the
     lock installs), the lockfiles, notes for the user, and the root-relative directories of
@@ -266,7 +267,7 @@ def _requires_python(text: str, rel_dir: str) -> str | None:
     return found if isinstance(found, str) else None
 
 
-class _Bound(NamedTuple):
+class _Bound(Record):
     """One end of a Python range: the version padded for comparing, whether it is excluded
     (`>` / `<`), and its spelling (`>=3.10`)."""
 

@@ -7,7 +7,9 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -20,7 +22,7 @@ _PACKAGE_MANAGER = re.compile(r"(npm|pnpm|yarn|bun)@(\d+)")
 _SETTING = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*[:=]\s*['\"]?([^'\"#\s]*)", re.MULTILINE)
 
 
-class ScriptHost(NamedTuple):
+class ScriptHost(Record):
     """The manager that runs the scripts: its name, and the traits that change a mapping.
 
     `berry` is Yarn 2 or later; `pnp` a Berry repo on Plug'n'Play; `hooks` whether the

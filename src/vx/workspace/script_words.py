@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import NamedTuple
+
+from vx.util.record import Record
 
 MANAGERS = frozenset({"npm", "pnpm", "pn", "yarn", "bun"})
 OPERATORS = frozenset({"&&", "||", ";", "|", "&", ";;", "|&"})
@@ -62,7 +63,7 @@ _NAME_SPLIT = re.compile(r"[:._-]")
 Segment = tuple[str, ...]
 
 
-class Line(NamedTuple):
+class Line(Record):
     """A command cut at its operators: each segment's words, and whether it runs in the
     background (`&`), which no server detection may count."""
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -30,7 +32,7 @@ _STRING_END = {
 }
 
 
-class Span(NamedTuple):
+class Span(Record):
     """One table: its dotted name (None before the first header), and its lines [start, end)."""
 
     name: str | None

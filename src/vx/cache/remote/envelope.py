@@ -17,12 +17,12 @@ import hashlib
 import io
 import json
 import struct
-from typing import NamedTuple
 
 import xxhash
 
 from vx.cache.manifest import ArtifactInfo, CorruptArtifact
 from vx.cache.remote.base import Untrusted
+from vx.util.record import Record
 
 ENVELOPE_VERSION = 1
 """Bumping it makes every remote blob of an older vx a miss (its magic differs)."""
@@ -33,7 +33,7 @@ _LEN = struct.Struct(">I")
 _MAX_HEADER = 64 << 20
 
 
-class Unpacked(NamedTuple):
+class Unpacked(Record):
     """A remote entry that passed every check: its artifact bytes and its row's fields."""
 
     key: str

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import io
 import socket
-from typing import NamedTuple
+
+from vx.util.record import Record
 
 _MAX_LINE = 65536
 _MAX_HEADERS = 100
@@ -29,7 +30,7 @@ class HttpError(Exception):
         self.partial = partial
 
 
-class Response(NamedTuple):
+class Response(Record):
     """A whole response; header names lower-cased, a repeated header's last value kept."""
 
     status: int

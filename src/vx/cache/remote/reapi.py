@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from vx.cache.remote import protowire as pw
 from vx.cache.remote.base import RemoteError, Untrusted
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -30,7 +31,7 @@ _ACTION_SALT = b"vx remote cache entry\0"
 _MAX_MESSAGE = 64 << 20
 
 
-class ReapiConfig(NamedTuple):
+class ReapiConfig(Record):
     """Where the server is: `grpc://host:port` (or `grpcs://` for TLS), and the instance."""
 
     url: str
@@ -38,7 +39,7 @@ class ReapiConfig(NamedTuple):
     timeout_s: float = _TIMEOUT_S
 
 
-class Digest(NamedTuple):
+class Digest(Record):
     """A REAPI digest: SHA-256 hex and size."""
 
     hash: str

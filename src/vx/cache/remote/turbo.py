@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import threading
 import urllib.parse
-from typing import NamedTuple
 
 from vx.cache.remote.base import RemoteError, Untrusted
 from vx.cache.remote.http1 import Connection, HttpError
+from vx.util.record import Record
 
 _TIMEOUT_S = 30.0
 _TAG = "x-artifact-tag"
 
 
-class TurboConfig(NamedTuple):
+class TurboConfig(Record):
     """Where the server is and who is asking; `signature_key` turns signing on."""
 
     api: str

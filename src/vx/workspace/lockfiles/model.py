@@ -9,7 +9,9 @@ workspace packages it links to, as the install does.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -32,14 +34,14 @@ def linked_dir(dep_id: str) -> str | None:
     return dep_id[len(_LINK) :] if dep_id.startswith(_LINK) else None
 
 
-class Dep(NamedTuple):
+class Dep(Record):
     """One direct dependency of an importer: the id it resolved to, and whether only dev."""
 
     target: str
     dev: bool
 
 
-class Node(NamedTuple):
+class Node(Record):
     """One locked package: what identifies what the install puts on disk, and its deps' ids."""
 
     name: str
@@ -48,7 +50,7 @@ class Node(NamedTuple):
     deps: tuple[str, ...]
 
 
-class LockGraph(NamedTuple):
+class LockGraph(Record):
     """A lockfile read: importers by directory, packages by id, install-wide text by name."""
 
     importers: Mapping[str, Mapping[str, Dep]]
@@ -56,7 +58,7 @@ class LockGraph(NamedTuple):
     install: Mapping[str, str]
 
 
-class Locked(NamedTuple):
+class Locked(Record):
     """One external package of a closure; `via` the project's direct dependency that reaches it."""
 
     name: str
