@@ -6,8 +6,6 @@ import contextlib
 import errno
 import os
 import re
-import tempfile
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +14,7 @@ import xxhash
 
 from vx.errors import ConfigError, ErrorCode, UserError
 from vx.util.atomic import write_atomic
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -41,8 +40,7 @@ class Source(StrEnum):
     DEFAULT = "default"
 
 
-@dataclass(frozen=True, slots=True)
-class CacheLocation:
+class CacheLocation(Record):
     """`directory` holds the run history and `failures/`; `store` holds the entries and
     their artifacts.
 
@@ -151,9 +149,9 @@ def ensure_writable(directory: Path, *, mounts: Path = Path("/proc/mounts")) -> 
         )
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".vx-probe-", dir=directory)
-        os.close(fd)
-        Path(probe).unlink()
+        probe = directory / f".vx-probe-{os.getpid()}-{os.urandom(4).hex()}"
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        probe.unlink()
     except OSError as err:
         code = errno.errorcode.get(err.errno or 0, "error")
         text = (err.strerror or "").lower()

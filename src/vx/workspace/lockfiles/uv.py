@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import posixpath
-import tomllib
 from typing import TYPE_CHECKING, Any
 
 from vx.workspace.lockfiles.model import (
@@ -31,6 +30,8 @@ _GRAPH_SECTIONS = frozenset({"package"})
 
 def read(text: str) -> LockGraph:
     """The lockfile's graph."""
+    import tomllib  # an npm workspace's run never needs it
+
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
