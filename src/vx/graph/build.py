@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -13,6 +12,7 @@ from vx.graph.deps import DepKind, DepSpec, parse_dep
 from vx.graph.model import TaskGraph, TaskNode
 from vx.ids import ROOT, TaskId
 from vx.util.fuzzy import did_you_mean, listing
+from vx.util.record import Record
 from vx.util.text import clip
 from vx.workspace.cycles import give_way
 from vx.workspace.model import CacheSpec, TaskDef
@@ -25,8 +25,7 @@ if TYPE_CHECKING:
 BUILD = "build"
 
 
-@dataclass(frozen=True, slots=True)
-class ExcludeDeps:
+class ExcludeDeps(Record):
     """`--exclude-dependencies`: every edge (`all`), or only the tasks with these names."""
 
     all: bool = False

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import NoReturn
 
 from vx.ids import ROOT
+from vx.util.record import Frozen
 
 
 class DepKind(StrEnum):
@@ -17,17 +17,19 @@ class DepKind(StrEnum):
     ANCHORED = "anchored"  # one named project (`//` for the root)
 
 
-@dataclass(frozen=True, slots=True)
-class DepSpec:
+class DepSpec(Frozen):
     """One parsed dependsOn entry; `project` is set exactly when the spec is anchored."""
 
+    __slots__ = ("kind", "project", "task")
     kind: DepKind
     task: str
-    project: str | None = None
+    project: str | None
 
-    def __post_init__(self) -> None:
-        if (self.project is not None) != (self.kind is DepKind.ANCHORED):
-            raise ValueError(f"only an anchored spec names a project: {self!r}")
+    def __init__(self, kind: DepKind, task: str, project: str | None = None) -> None:
+        if (project is not None) != (kind is DepKind.ANCHORED):
+            msg = f"only an anchored spec names a project: {kind}, {task!r}, {project!r}"
+            raise ValueError(msg)
+        self._init(kind=kind, task=task, project=project)
 
     @property
     def is_root(self) -> bool:

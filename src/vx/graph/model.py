@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from vx.graph import algo
+from vx.util.record import Frozen, Record
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -15,8 +15,7 @@ if TYPE_CHECKING:
     from vx.workspace.model import Project, TaskDef
 
 
-@dataclass(frozen=True, slots=True)
-class TaskNode:
+class TaskNode(Record):
     """One task of the graph, with the project it belongs to."""
 
     id: TaskId
@@ -29,8 +28,7 @@ class TaskNode:
         return self.task.is_group
 
 
-@dataclass(frozen=True, slots=True)
-class TaskGraph:
+class TaskGraph(Frozen):
     """Every task a run needs, with its edges in both directions (each tuple sorted).
 
     `requested` holds the tasks the user asked for (forwarded args reach only these).
@@ -39,20 +37,31 @@ class TaskGraph:
     run nothing and order like a group — done when their own dependencies are.
     """
 
+    __slots__ = ("dependents", "deps", "excluded", "nodes", "requested")
     nodes: Mapping[TaskId, TaskNode]
     deps: Mapping[TaskId, tuple[TaskId, ...]]
     dependents: Mapping[TaskId, tuple[TaskId, ...]]
     requested: frozenset[TaskId]
-    excluded: frozenset[TaskId] = frozenset()
+    excluded: frozenset[TaskId]
 
-    def __post_init__(self) -> None:
-        ids = self.nodes.keys()
-        if not (len(self.deps) == len(self.dependents) == len(ids)):
+    def __init__(
+        self,
+        nodes: Mapping[TaskId, TaskNode],
+        deps: Mapping[TaskId, tuple[TaskId, ...]],
+        dependents: Mapping[TaskId, tuple[TaskId, ...]],
+        requested: frozenset[TaskId],
+        excluded: frozenset[TaskId] = frozenset(),
+    ) -> None:
+        ids = nodes.keys()
+        if not (len(deps) == len(dependents) == len(ids)):
             raise ValueError("every node needs a deps and a dependents entry")
-        if not (self.requested <= ids and self.excluded <= ids):
+        if not (requested <= ids and excluded <= ids):
             raise ValueError("requested and excluded tasks must be nodes")
-        if self.requested & self.excluded:
+        if requested & excluded:
             raise ValueError("a requested task cannot be excluded")
+        self._init(
+            nodes=nodes, deps=deps, dependents=dependents, requested=requested, excluded=excluded
+        )
 
     @classmethod
     def create(

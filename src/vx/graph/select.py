@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -32,8 +31,7 @@ class ScopeKind(StrEnum):
     AFFECTED = "affected"  # a git diff (--affected, a `[ref]` filter)
 
 
-@dataclass(frozen=True, slots=True)
-class Selection:
+class Selection(Record):
     """The tasks a request names.
 
     `undeclared` lists bare names some project declares but none in a diff-chosen scope:

@@ -167,9 +167,11 @@ def _workers(config: WorkspaceConfig | None, cpus: CpuBudget) -> Workers:
     from vx.util.cpu import workers
 
     if config is not None and config.concurrency is not None:
-        return Workers(workers(config.concurrency, cpus.count), "workspace", cpus.cores, cpus.quota)
-    source = "cgroup" if cpus.quota is not None and cpus.count < cpus.cores else "cores"
-    return Workers(cpus.count, source, cpus.cores, cpus.quota)
+        return Workers(
+            workers(config.concurrency, cpus.usable), "workspace", cpus.cores, cpus.quota
+        )
+    source = "cgroup" if cpus.quota is not None and cpus.usable < cpus.cores else "cores"
+    return Workers(cpus.usable, source, cpus.cores, cpus.quota)
 
 
 def _cache(

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
+
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -22,16 +23,14 @@ class CacheOff(Exception):  # noqa: N818  it names the outcome
     """A `cache` seam with nothing to offer this run (no token set): one notice, no remote."""
 
 
-@dataclass(frozen=True, slots=True)
-class CacheContext:
+class CacheContext(Record):
     """What a `cache` seam is handed to build its remote layer: where, and the environment."""
 
     workspace_root: Path
     env: Mapping[str, str]
 
 
-@dataclass(frozen=True, slots=True)
-class CommandContext:
+class CommandContext(Record):
     """What a plugin verb is handed: where it runs, the environment and the two streams."""
 
     workspace_root: Path
@@ -46,16 +45,14 @@ class CommandContext:
         self.err.write(f"[{self.plugin}] {message}\n")
 
 
-@dataclass(frozen=True, slots=True)
-class Command:
+class Command(Record):
     """A verb a plugin adds: `run(argv, ctx)` returns the exit code, an int from 0 to 255."""
 
     run: Callable[[Sequence[str], CommandContext], object]
     description: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Plugin:
+class Plugin(Record):
     """What a plugin factory returns.
 
     `name` is what notices, `vx info` and `vx help` call it. `cache` builds the remote layer a
@@ -65,7 +62,7 @@ class Plugin:
 
     name: str
     cache: Callable[[CacheContext], RemoteCache] | None = None
-    commands: Mapping[str, Command] = field(default_factory=lambda: MappingProxyType({}))
+    commands: Mapping[str, Command] = MappingProxyType({})
     telemetry: Callable[[Event], None] | None = None
 
     @property

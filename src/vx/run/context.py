@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from vx.run.scheduler import ContinueMode
+from vx.util.record import Record
 
 if TYPE_CHECKING:
+    import threading
     from collections.abc import Callable, Mapping
     from pathlib import Path
 
@@ -19,8 +19,7 @@ if TYPE_CHECKING:
     from vx.run.servers import Servers
 
 
-@dataclass(frozen=True, slots=True)
-class ExecOptions:
+class ExecOptions(Record):
     """The run's knobs, already resolved from flags, environment and workspace config.
 
     `timeout_ms` is the run-level default (`--timeout` > `VX_TASK_TIMEOUT` > workspace
@@ -36,8 +35,7 @@ class ExecOptions:
     ready_notice_ms: int = 10_000
 
 
-@dataclass(frozen=True, slots=True)
-class RunContext:
+class RunContext(Record):
     """What the executor and scheduler share for one run; the world comes in injected.
 
     `stopping` is set by a stop signal, `halted` by fail-fast (`--continue=never`): either
@@ -53,6 +51,6 @@ class RunContext:
     emit: Callable[[Event], None]
     env: Mapping[str, str]
     root: Path
-    stopping: threading.Event = field(default_factory=threading.Event)
-    halted: threading.Event = field(default_factory=threading.Event)
-    released: threading.Event = field(default_factory=threading.Event)
+    stopping: threading.Event
+    halted: threading.Event
+    released: threading.Event

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+
+from vx.util.record import Record
 
 _WORD_BREAKS = " \t;&|()<>"
 
 
-@dataclass(frozen=True, slots=True)
-class _Line:
+class _Line(Record):
     """What the scanner learnt about one physical line of a command."""
 
     text: str

@@ -8,7 +8,6 @@ a change downstream.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -17,6 +16,7 @@ from vx.cache.key import hash_canonical
 from vx.cache.lockkeys import lockfile_keys
 from vx.cache.outputs import check_own_files, prefixes_overlap
 from vx.errors import ErrorCode, UserError
+from vx.util.record import Record
 from vx.workspace.layout import nested_dirs
 
 if TYPE_CHECKING:
@@ -32,8 +32,7 @@ if TYPE_CHECKING:
 CONFIG_NAMES = ("vx.config.json", "vx.config.toml", "vx.config.py")
 
 
-@dataclass(frozen=True, slots=True)
-class KeySet:
+class KeySet(Record):
     """Each task's key and the components it was derived from (what `vx why` diffs)."""
 
     keys: Mapping[TaskId, str]

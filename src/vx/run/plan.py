@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from vx.events import PlanStatus
 from vx.graph.select import forward_targets, surfaced_tasks
 from vx.run.forward import append_args
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -23,8 +23,7 @@ if TYPE_CHECKING:
 _WOULD_RUN = frozenset({PlanStatus.MISS, PlanStatus.NO_CACHE})
 
 
-@dataclass(frozen=True, slots=True)
-class PlanNode:
+class PlanNode(Record):
     """One task as this run will treat it.
 
     `command` is what runs (forwarded args appended on requested tasks), None for a group;
@@ -46,8 +45,7 @@ class PlanNode:
         return self.command is not None and not self.excluded
 
 
-@dataclass(frozen=True, slots=True)
-class Prediction:
+class Prediction(Record):
     """What `plan_run` expects of one task: its cache status, and what it usually costs.
 
     `p50_ms` is the median of its recent successful executions in the history (hits left
@@ -64,8 +62,7 @@ class Prediction:
         return self.status in _WOULD_RUN
 
 
-@dataclass(frozen=True, slots=True)
-class Forecast:
+class Forecast(Record):
     """The run's predicted cost, from the would-run tasks' history.
 
     `wall_ms` is the longest dependency chain of would-run cost (hits and tasks without
@@ -80,8 +77,7 @@ class Forecast:
     critical_path: tuple[TaskId, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class RunPlan:
+class RunPlan(Record):
     """The frozen plan: graph, nodes in a stable topological order, and the projects covered.
 
     `keys` is every task's cache key once the plan has been keyed (`plan_run`, `prepare_run`).

@@ -52,7 +52,6 @@ def predict(
     be read, and then the plan carries no forecast. Every real task with history gets its
     p50, hits and excluded tasks included; the forecast counts only the would-run ones.
     """
-    from dataclasses import replace
 
     seen = history or {}
     predictions: dict[TaskId, Prediction] = {}
@@ -64,7 +63,7 @@ def predict(
         predictions[tid] = Prediction(status, median(list(times)) if times else None, why)
     frozen = MappingProxyType(predictions)
     outlook = None if history is None else forecast(plan, frozen)
-    return replace(plan, keys=keys, predictions=frozen, forecast=outlook, axes=axes)
+    return plan._replace(keys=keys, predictions=frozen, forecast=outlook, axes=axes)
 
 
 def forecast(plan: RunPlan, predictions: Mapping[TaskId, Prediction]) -> Forecast:

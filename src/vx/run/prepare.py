@@ -162,13 +162,11 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
     try:
         plan, _, _ = _plan(options, watch)
         if options.download != "all":
-            import dataclasses
-
             from vx.run.download import Download, deferral
 
             mode = Download(options.download)
             note = deferral(plan, mode).note(mode)
-            plan = dataclasses.replace(plan, notes=(*plan.notes, *((note,) if note else ())))
+            plan = plan._replace(notes=(*plan.notes, *((note,) if note else ())))
         snap = ahead.take(plan.workspace.root)
     finally:
         ahead.wait()  # a no-op once taken; else git is let finish, leaving no child
@@ -280,7 +278,6 @@ def _plan(
     """The plan, the files of the modules loading the workspace imported (`.py` configs), and
     for a warm-path run whose selection reads refs, those refs with what they named before
     the selection read them (a snapshot is kept only if they still name the same after)."""
-    import dataclasses
 
     from vx.graph.build import ExcludeDeps, build_graph
     from vx.graph.select import ScopeKind, resolve_requests
@@ -327,7 +324,7 @@ def _plan(
         notes.extend(picked.notes)
         graph = build_graph(ws, picked.roots, exclude=exclude)
         plan = make_plan(ws, graph, options.forward)
-        plan = dataclasses.replace(plan, notes=tuple(notes), reasons=picked.reasons)
+        plan = plan._replace(notes=tuple(notes), reasons=picked.reasons)
         watch.mark("plan")
         return plan, imported, refs_seen
     chosen = None
@@ -356,7 +353,7 @@ def _plan(
         names = ", ".join(selection.undeclared)
         notes.append(f"no project the filters selected declares {names}: nothing to run for it")
     graph = build_graph(ws, selection.roots, exclude=exclude)
-    plan = dataclasses.replace(make_plan(ws, graph, options.forward), notes=tuple(notes))
+    plan = make_plan(ws, graph, options.forward)._replace(notes=tuple(notes))
     watch.mark("plan")
     return plan, imported, refs_seen
 
@@ -373,9 +370,8 @@ def _refs_seen(options: RunOptions, ws: Workspace) -> tuple[tuple[str, ...], byt
 
 
 def _narrowed(ws: Workspace, names: frozenset[str]) -> Workspace:
-    import dataclasses
 
-    return dataclasses.replace(ws, projects=tuple(p for p in ws.projects if p.name in names))
+    return ws._replace(projects=tuple(p for p in ws.projects if p.name in names))
 
 
 def _cwd_scope(ws: Workspace, cwd: Path, words: tuple[str, ...]) -> frozenset[str] | None:
@@ -415,7 +411,6 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
 
     The caller owns the result's index: `run` closes it, a direct caller calls `close()`.
     """
-    import dataclasses
 
     from vx import git
     from vx.cache.index import open_index_or_off
@@ -484,7 +479,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     watch.mark("git, keys, cache")
     return PreparedRun(
         options=options,
-        plan=dataclasses.replace(plan, keys=keys),
+        plan=plan._replace(keys=keys),
         keys=keys,
         exec_options=exec_options,
         cache=cache,
@@ -538,7 +533,7 @@ def _exec_options(options: RunOptions, ws: Workspace, env: Mapping[str, str]) ->
     if amount is None:
         amount = ws.config.concurrency
     return ExecOptions(
-        concurrency=workers(amount, cpu_budget().count),
+        concurrency=workers(amount, cpu_budget().usable),
         continue_mode=ContinueMode(options.continue_mode),
         retry=options.retry,
         timeout_ms=_timeout(options.timeout_ms, env, ws.config.timeout_ms),

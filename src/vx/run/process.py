@@ -11,13 +11,12 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vx.events import Stream
 from vx.run.registry import empty_group, killpg
 from vx.run.terminal import foreground_terminal
-from vx.util.record import Record
+from vx.util.record import Frozen, Record
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -35,29 +34,45 @@ _DRAIN_S = 0.2  # how long pipes a backgrounded leftover holds open are read aft
 _POLL_S = 0.05  # exit polling where there is no pidfd to wait on
 
 
-@dataclass(frozen=True, slots=True)
-class ProcessSpec:
+class ProcessSpec(Frozen):
     """What to run: `sh -c command` in cwd with exactly env; the timeout and kill grace in ms.
 
     An interactive task inherits vx's stdin, stdout and stderr and is captured by nobody.
     """
 
+    __slots__ = ("command", "cwd", "env", "interactive", "kill_grace_ms", "timeout_ms")
     command: str
     cwd: Path
     env: Mapping[str, str]
-    timeout_ms: int | None = None
-    kill_grace_ms: int = 2000
-    interactive: bool = False
+    timeout_ms: int | None
+    kill_grace_ms: int
+    interactive: bool
 
-    def __post_init__(self) -> None:
-        if self.timeout_ms is not None and self.timeout_ms <= 0:
-            raise ValueError(f"timeout_ms must be positive: {self.timeout_ms}")
-        if self.kill_grace_ms < 0:
-            raise ValueError(f"kill_grace_ms must not be negative: {self.kill_grace_ms}")
+    def __init__(
+        self,
+        command: str,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout_ms: int | None = None,
+        kill_grace_ms: int = 2000,
+        *,
+        interactive: bool = False,
+    ) -> None:
+        if timeout_ms is not None and timeout_ms <= 0:
+            raise ValueError(f"timeout_ms must be positive: {timeout_ms}")
+        if kill_grace_ms < 0:
+            raise ValueError(f"kill_grace_ms must not be negative: {kill_grace_ms}")
+        self._init(
+            command=command,
+            cwd=cwd,
+            env=env,
+            timeout_ms=timeout_ms,
+            kill_grace_ms=kill_grace_ms,
+            interactive=interactive,
+        )
 
 
-@dataclass(frozen=True, slots=True)
-class ProcessResult:
+class ProcessResult(Record):
     """How a task process ended, as a shell would report it (a signal death is 128 + signal).
 
     A timed-out task reads 143, or 137 when it outlived the grace and was killed.

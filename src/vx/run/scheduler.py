@@ -15,9 +15,11 @@ from __future__ import annotations
 import heapq
 import queue
 import threading
-from dataclasses import dataclass, field
 from enum import StrEnum
+from types import MappingProxyType
 from typing import TYPE_CHECKING
+
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -54,15 +56,13 @@ class Result(StrEnum):
     UNREADY = "unready"  # a server let go before ready: its dependants wait, nothing failed
 
 
-@dataclass(frozen=True, slots=True)
-class Done:
+class Done(Record):
     """A worker's answer for one task."""
 
     result: Result
 
 
-@dataclass(frozen=True, slots=True)
-class Ticket:
+class Ticket(Record):
     """What a worker is told when it runs a task.
 
     `tainted` marks a task that runs behind a failed or excluded dependency: its key is a
@@ -74,8 +74,7 @@ class Ticket:
     attempts_allowed: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Schedule:
+class Schedule(Record):
     """The graph as the scheduler needs it: ids in a stable topological order and their edges.
 
     `priority` ranks ready nodes (higher first); a node without one ranks as 0.
@@ -84,22 +83,25 @@ class Schedule:
     order: tuple[TaskId, ...]
     deps: Mapping[TaskId, tuple[TaskId, ...]]
     kind: Mapping[TaskId, NodeKind]
-    priority: Mapping[TaskId, float] = field(default_factory=dict)
+    priority: Mapping[TaskId, float] = MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True)
-class Lanes:
+class Lanes(Record):
     """Worker counts: tasks that execute, and cache restores (disk work, up to twice as many)."""
 
     execute: int
     restore: int
 
 
-@dataclass
 class _State:
-    result: dict[TaskId, Result]
-    blocked_root: dict[TaskId, TaskId | None]
-    tainted: set[TaskId]
+    """What one walk has settled so far; the walk's own, so mutable."""
+
+    __slots__ = ("blocked_root", "result", "tainted")
+
+    def __init__(self) -> None:
+        self.result: dict[TaskId, Result] = {}
+        self.blocked_root: dict[TaskId, TaskId | None] = {}
+        self.tainted: set[TaskId] = set()
 
 
 def run_schedule(
@@ -160,7 +162,7 @@ class _Walker:
         self.ready: list[TaskId] = [t for t in schedule.order if self.waiting[t] == 0]
         self.requeued_ids: set[TaskId] = set()
         self.heaps: dict[str, list[tuple[int, TaskId]]] = {"execute": [], "restore": []}
-        self.st = _State({}, {}, set())
+        self.st = _State()
         self.busy = {"execute": 0, "restore": 0}
         self.workers = {"execute": 0, "restore": 0}
         self.jobs: dict[str, queue.SimpleQueue[Ticket | None]] = {

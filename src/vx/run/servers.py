@@ -4,7 +4,6 @@ the release that ends a run's wait for their readiness."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -15,17 +14,22 @@ if TYPE_CHECKING:
     from vx.run.registry import ProcessRegistry
 
 
-@dataclass
 class Server:
-    """One started persistent task: its process, and its result once it has exited."""
+    """One started persistent task: its process, and its result once it has exited.
 
-    id: TaskId
-    handle: ProcessHandle
-    requested: bool
-    exited: threading.Event = field(default_factory=threading.Event)
-    result: ProcessResult | None = None
-    ready: bool = False
-    let_go: bool = False  # not ready, and its run stopped waiting for it (RunOptions.release)
+    Its state changes as the process lives (`result`, `ready`, `let_go`), so it is mutable.
+    """
+
+    __slots__ = ("exited", "handle", "id", "let_go", "ready", "requested", "result")
+
+    def __init__(self, sid: TaskId, handle: ProcessHandle, *, requested: bool) -> None:
+        self.id = sid
+        self.handle = handle
+        self.requested = requested
+        self.exited = threading.Event()
+        self.result: ProcessResult | None = None
+        self.ready = False
+        self.let_go = False  # not ready, and its run stopped waiting for it (RunOptions.release)
 
 
 class Servers:
@@ -38,7 +42,7 @@ class Servers:
 
     def watch(self, sid: TaskId, handle: ProcessHandle, *, requested: bool) -> Server:
         """Drive the process on a thread of its own (its output keeps flowing) and track it."""
-        server = Server(sid, handle, requested)
+        server = Server(sid, handle, requested=requested)
 
         def drive() -> None:
             server.result = handle.wait()

@@ -87,6 +87,7 @@ class RunSession:
             env=env,
             root=root,
             stopping=self.signals.stopping,
+            halted=threading.Event(),
             released=release.event if release is not None else threading.Event(),
         )
         self._started_at = wall()

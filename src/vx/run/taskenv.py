@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from vx.util.record import Record
 from vx.util.secrets import maskable, secret_name
 
 if TYPE_CHECKING:
@@ -52,8 +52,7 @@ RUN_TASK = "VX_RUN_TASK"
 _PROXY_PASSWORD = re.compile(r"//[^/@:\s]*:([^/@\s]+)@")
 
 
-@dataclass(frozen=True, slots=True)
-class TaskEnv:
+class TaskEnv(Record):
     """The exact environment a task process gets, and the values its logs must never show."""
 
     env: Mapping[str, str]

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
+from vx.util.record import Record
 
-@dataclass(frozen=True, slots=True)
-class CpuBudget:
+
+class CpuBudget(Record):
     """The default worker count and where it comes from (`vx info` shows both)."""
 
-    count: int
+    usable: int
     cores: int
     quota: float | None
 
@@ -25,7 +25,7 @@ def cpu_budget(cgroup_root: Path = Path("/sys/fs/cgroup")) -> CpuBudget:
         cores = os.cpu_count() or 1
     quota = _quota(cgroup_root)
     count = cores if quota is None else max(1, min(cores, math.floor(quota)))
-    return CpuBudget(count=count, cores=cores, quota=quota)
+    return CpuBudget(usable=count, cores=cores, quota=quota)
 
 
 def _quota(root: Path) -> float | None:

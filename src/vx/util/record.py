@@ -6,13 +6,17 @@ __future__ import annotations` each one is a string it compiles into a `ForwardR
 Nothing in vx reads a field's annotation at run time, so a `Record` skips the check: it is
 `collections.namedtuple`'s class with the body's methods, docstring and annotations set on it,
 as `typing.NamedTuple` would set them. Type checkers see `typing.NamedTuple` itself.
+
+`Frozen` is for the few values whose constructor checks an invariant (a named tuple's may not
+be replaced): a `__slots__` class that writes its fields once in its own `__init__` and refuses
+every later write; equality, hash and repr come from the slots.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
-__all__ = ["Record"]
+__all__ = ["Frozen", "Record"]
 
 if TYPE_CHECKING:
     from typing import NamedTuple as Record
@@ -60,3 +64,40 @@ else:
 
     class Record(metaclass=_RecordMeta):
         _record_root = True
+
+
+class Frozen:
+    """An immutable `__slots__` value; a subclass's `__init__` sets its fields with `_init`."""
+
+    __slots__ = ()
+
+    def _init(self, **values: object) -> None:
+        """Set the fields: once, from `__init__`."""
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        msg = f"{type(self).__name__} is immutable: cannot set {name}"
+        raise AttributeError(msg)
+
+    def __delattr__(self, name: str) -> NoReturn:
+        msg = f"{type(self).__name__} is immutable: cannot delete {name}"
+        raise AttributeError(msg)
+
+    def _names(self) -> tuple[str, ...]:
+        return type(self).__slots__
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self._names())
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._names())
+        return f"{type(self).__name__}({fields})"

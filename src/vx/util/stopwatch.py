@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 
-@dataclass
 class Stopwatch:
     """Marks the end of each stage; `table()` renders the stages and their share of the total."""
 
-    clock: Callable[[], float] = time.perf_counter
-    stages: list[tuple[str, float]] = field(default_factory=list)
-    started: float = 0.0
+    __slots__ = ("_last", "clock", "stages", "started")
 
-    def __post_init__(self) -> None:
-        self.started = self.clock()
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.clock = clock
+        self.stages: list[tuple[str, float]] = []
+        self.started = clock()
         self._last = self.started
 
     def mark(self, stage: str) -> None:

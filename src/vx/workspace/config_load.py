@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import dataclasses
 import json
 import os
 import re
@@ -90,7 +89,7 @@ def load_project_config(
     config = parse_project_config(raw, shown)
     if raw_values is not None:
         raw_values.append((shown, raw))
-    return dataclasses.replace(config, imports=_under(imported, root)) if imported else config
+    return config._replace(imports=_under(imported, root)) if imported else config
 
 
 def load_workspace_config(root: Path) -> WorkspaceConfig:
@@ -101,7 +100,7 @@ def load_workspace_config(root: Path) -> WorkspaceConfig:
     shown = display_path(path, root)
     imported: list[str] = []
     config = parse_workspace_config(read_config(path, shown, "workspace", imported), shown)
-    return dataclasses.replace(config, imports=_under(imported, root)) if imported else config
+    return config._replace(imports=_under(imported, root)) if imported else config
 
 
 def _under(files: list[str], root: Path) -> tuple[str, ...]:

@@ -497,7 +497,7 @@ def _too_large(digits: str, scale: int) -> bool:
 def _plugins(value: object, site: Site, *, objects: bool) -> tuple[object, ...]:
     """`"module:factory"` strings; a `.py` workspace may also pass a plugin or its factory,
     which the plugin loader judges when a run loads it."""
-    if objects and isinstance(value, (list, tuple)):
+    if objects and (isinstance(value, list) or type(value) is tuple):  # a Plugin is a tuple too
         return tuple(
             v if not isinstance(v, str) else _plugin(v, site.index(i)) for i, v in enumerate(value)
         )

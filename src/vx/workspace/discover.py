@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from vx.errors import ErrorCode, UserError
 from vx.util.globs import compile_globs, expand_braces, has_magic, normalize, segment_regex
+from vx.util.record import Record
 from vx.workspace.manifests import (
     PACKAGE_JSON,
     PNPM_WORKSPACE,
@@ -26,8 +26,7 @@ CONFIG_NAMES = tuple(
 _NODE_MODULES = "node_modules"
 
 
-@dataclass(frozen=True, slots=True)
-class Declaration:
+class Declaration(Record):
     """What one directory's files say about a workspace rooted there."""
 
     manager: Manager
@@ -35,8 +34,7 @@ class Declaration:
     notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Discovery:
+class Discovery(Record):
     """A found root: its manager, member dirs (root-relative, POSIX, sorted) and notes."""
 
     root: Path

@@ -8,7 +8,6 @@ one key and one graph serve both; `vx migrate` writes the very same dicts to dis
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from vx.errors import ConfigError
@@ -142,4 +141,4 @@ def read_jsonc(path: Path, shown: str) -> dict[str, Any]:
 def live_config(live: LiveTasks, label: str) -> ProjectConfig:
     """A reader's raw config validated as a `vx.config.json` would be, marked as read live."""
     config = parse_project_config(live.raw, live.path)
-    return dataclasses.replace(config, imports=live.files, live=label)
+    return config._replace(imports=live.files, live=label)

@@ -202,7 +202,6 @@ def _with_locked_edges(
 def _read_live(kind: str, root: Path, manager: Manager, projects: list[Project]) -> list[str]:
     """Give every project without a vx config the tasks turbo.json / nx.json describe, in
     place; the root becomes a project when they give it tasks. Returns the warnings."""
-    import dataclasses
 
     from vx.workspace.live import live_config
 
@@ -211,7 +210,7 @@ def _read_live(kind: str, root: Path, manager: Manager, projects: list[Project])
         tasks = read.projects.get(project.name)
         if tasks is not None and project.config is None:
             config = live_config(tasks, read.label)
-            projects[i] = dataclasses.replace(project, config=config)
+            projects[i] = project._replace(config=config)
     root_tasks = read.projects.get(ROOT)
     if root_tasks is not None and not any(p.is_root for p in projects):
         manifest = _read(root, ".", member_manifest(manager))

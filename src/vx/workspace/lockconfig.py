@@ -9,7 +9,6 @@ compares values. `--frozen` does no such check; it trusts the lock, as CI runs i
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from fnmatch import fnmatchcase
@@ -343,4 +342,4 @@ class FrozenConfigs:
             config = parse_project_config(entry.resolved, shown, top=site)
         except ConfigError as err:
             raise ConfigError(err.path, f"{err.detail} — run vx lock", err.pointer) from None
-        return dataclasses.replace(config, imports=entry.imports) if entry.imports else config
+        return config._replace(imports=entry.imports) if entry.imports else config

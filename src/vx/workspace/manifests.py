@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from vx.errors import ConfigError
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -38,8 +38,7 @@ _PEP503_RUN = re.compile(r"[-_.]+")
 _FLOW_ITEM = re.compile(r"""\s*('(?:[^']|'')*'|"(?:[^"\\]|\\.)*"|[^,'"]*?)\s*(?:,|\Z)""")
 
 
-@dataclass(frozen=True, slots=True)
-class Manifest:
+class Manifest(Record):
     """What vx needs from one package manifest.
 
     `workspaces` is the member glob list the file declares (uv's `exclude` entries come back
@@ -51,11 +50,9 @@ class Manifest:
     file: str
     name: str | None = None
     version: str | None = None
-    dependencies: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    dependencies: Mapping[str, str] = MappingProxyType({})
     workspaces: tuple[str, ...] | None = None
-    dependency_fields: Mapping[str, tuple[str, ...]] = field(
-        default_factory=lambda: MappingProxyType({})
-    )
+    dependency_fields: Mapping[str, tuple[str, ...]] = MappingProxyType({})
 
 
 def normalize_python_name(name: str) -> str:

@@ -69,7 +69,6 @@ def pick_source(ws: Workspace, given: str | None) -> str:
 
 def plan_migration(cwd: Path, given: str | None, *, force: bool) -> Migration:
     """Read the runner's config as a live run would, and lay out the files it becomes."""
-    import dataclasses
 
     from vx.workspace.load import load_workspace, read_live_projects
 
@@ -78,7 +77,7 @@ def plan_migration(cwd: Path, given: str | None, *, force: bool) -> Migration:
     projects = list(ws.projects)
     kept = [p.config.path for p in projects if p.config is not None and not force]
     if force:
-        projects = [dataclasses.replace(p, config=None) for p in projects]
+        projects = [p._replace(config=None) for p in projects]
     read = read_live_projects(source, ws.root, ws.manager, projects)
     files: dict[str, str] = {}
     remove: list[str] = []

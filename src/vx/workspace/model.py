@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
+
+from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -25,21 +26,19 @@ class Manager(StrEnum):
     SINGLE = "single"
 
 
-@dataclass(frozen=True, slots=True)
-class EnvSpec:
+class EnvSpec(Record):
     """What a task's process sees beyond the baseline environment."""
 
     pass_through: tuple[str, ...] = ()
-    define: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    define: Mapping[str, str] = _EMPTY
     secret: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class ExecSpec:
+class ExecSpec(Record):
     """How a task runs: its shell command and the knobs around the process."""
 
     command: str
-    env: EnvSpec = field(default_factory=EnvSpec)
+    env: EnvSpec = EnvSpec()
     timeout_ms: int | None = None
     retries: int | None = None
     persistent: bool = False
@@ -47,8 +46,7 @@ class ExecSpec:
     interactive: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class CacheInputs:
+class CacheInputs(Record):
     """What a cached task's key reads. `files=None` means every file of the project."""
 
     files: tuple[str, ...] | None = None
@@ -59,24 +57,21 @@ class CacheInputs:
     workspace_runtime: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class CacheOutputs:
+class CacheOutputs(Record):
     """What a cached task produces; `!` entries take paths back."""
 
     files: tuple[str, ...] = ()
     workspace_files: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class CacheSpec:
+class CacheSpec(Record):
     """A task's `cache` block: present means the task is cacheable."""
 
-    inputs: CacheInputs = field(default_factory=CacheInputs)
-    outputs: CacheOutputs = field(default_factory=CacheOutputs)
+    inputs: CacheInputs = CacheInputs()
+    outputs: CacheOutputs = CacheOutputs()
 
 
-@dataclass(frozen=True, slots=True)
-class TaskDef:
+class TaskDef(Record):
     """One task as its config resolved it.
 
     `resolved` is the task's config as a plain JSON value with defaults applied: it is what
@@ -89,7 +84,7 @@ class TaskDef:
     description: str | None = None
     exec_spec: ExecSpec | None = None
     cache_spec: CacheSpec | None = None
-    resolved: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    resolved: Mapping[str, Any] = _EMPTY
     default: bool = False
 
     @property
@@ -98,19 +93,17 @@ class TaskDef:
         return self.exec_spec is None
 
 
-@dataclass(frozen=True, slots=True)
-class ProjectConfig:
+class ProjectConfig(Record):
     """A project's `vx.config.*`: its tags and declared tasks."""
 
     path: str
     tags: tuple[str, ...] = ()
-    tasks: Mapping[str, TaskDef] = field(default_factory=lambda: _EMPTY)
+    tasks: Mapping[str, TaskDef] = _EMPTY
     imports: tuple[str, ...] = ()  # root-relative files a `.py` config imported
     live: str | None = None  # "turbo.json" or "nx.json" when read live, not from a vx.config
 
 
-@dataclass(frozen=True, slots=True)
-class Project:
+class Project(Record):
     """A workspace member (or the root) with a name.
 
     `dir` is the path as the workspace lists it (a member reached through a symlink keeps the
@@ -125,10 +118,10 @@ class Project:
     rel_dir: str
     manifest: str | None = None
     version: str | None = None
-    dependencies: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    dependencies: Mapping[str, str] = _EMPTY
     config: ProjectConfig | None = None
     is_root: bool = False
-    dependency_fields: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: _EMPTY)
+    dependency_fields: Mapping[str, tuple[str, ...]] = _EMPTY
 
     @property
     def tags(self) -> tuple[str, ...]:
@@ -141,16 +134,14 @@ class Project:
         return self.config.tasks if self.config else _EMPTY
 
 
-@dataclass(frozen=True, slots=True)
-class CacheRetention:
+class CacheRetention(Record):
     """`cacheRetention`: what each run's end may evict."""
 
     older_than: str | None = None
     max_size: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class WorkspaceConfig:
+class WorkspaceConfig(Record):
     """The root's optional `vx.workspace.*`."""
 
     path: str | None = None
@@ -165,8 +156,7 @@ class WorkspaceConfig:
     tasks_from: str | None = None  # "turbo" or "nx": config-less packages read it live
 
 
-@dataclass(frozen=True, slots=True)
-class Workspace:
+class Workspace(Record):
     """A discovered workspace: root, members and configs, frozen once loaded.
 
     `projects` is sorted by name. `package_deps` maps a project name to the names of the
@@ -180,10 +170,10 @@ class Workspace:
     root: Path
     manager: Manager
     projects: tuple[Project, ...]
-    config: WorkspaceConfig = field(default_factory=WorkspaceConfig)
-    package_deps: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: _EMPTY)
+    config: WorkspaceConfig = WorkspaceConfig()
+    package_deps: Mapping[str, tuple[str, ...]] = _EMPTY
     notes: tuple[str, ...] = ()
-    selection_only: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: _EMPTY)
+    selection_only: Mapping[str, tuple[str, ...]] = _EMPTY
     warnings: tuple[str, ...] = ()  # what a live turbo.json / nx.json holds that vx cannot honour
 
     def project(self, name: str) -> Project | None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from tests.unit.graph.wsbuild import make_ws
 
@@ -26,11 +24,11 @@ def plan_with(specs: dict[str, CacheSpec | None], *roots: str) -> RunPlan:
     for p in WS.projects:
         assert p.config is not None
         tasks = {
-            name: dataclasses.replace(t, cache_spec=specs.get(f"{p.name}#{name}", DIST))
+            name: t._replace(cache_spec=specs.get(f"{p.name}#{name}", DIST))
             for name, t in p.config.tasks.items()
         }
-        projects.append(dataclasses.replace(p, config=dataclasses.replace(p.config, tasks=tasks)))
-    ws = dataclasses.replace(WS, projects=tuple(projects))
+        projects.append(p._replace(config=p.config._replace(tasks=tasks)))
+    ws = WS._replace(projects=tuple(projects))
     return make_plan(ws, build_graph(ws, [TaskId.parse(r) for r in roots]))
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from types import MappingProxyType
 
 import pytest
@@ -32,16 +31,13 @@ CACHED = frozenset({"lib#build", "app#build"})
 
 
 def plan_of(*roots: str, exclude: ExcludeDeps | None = None) -> tuple[RunPlan, KeySet]:
-    ws = dataclasses.replace(
-        WS,
+    ws = WS._replace(
         projects=tuple(
-            dataclasses.replace(
-                p,
-                config=dataclasses.replace(
-                    p.config,
+            p._replace(
+                config=p.config._replace(
                     tasks={
-                        name: dataclasses.replace(
-                            t, cache_spec=CacheSpec() if f"{p.name}#{name}" in CACHED else None
+                        name: t._replace(
+                            cache_spec=CacheSpec() if f"{p.name}#{name}" in CACHED else None
                         )
                         for name, t in p.config.tasks.items()
                     },

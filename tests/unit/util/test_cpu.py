@@ -35,4 +35,4 @@ def test_quota_caps_the_cores(tmp_path: Path, files: dict[str, str], quota: floa
     assert budget.cores == CORES
     assert budget.quota == quota
     expected = CORES if quota is None else max(1, min(CORES, int(quota)))
-    assert budget.count == expected
+    assert budget.usable == expected
