@@ -277,19 +277,20 @@ for i in range(200):
 """
 
 
+def _python(script: str, *args: object) -> subprocess.Popen[str]:
+    """`script` in a fresh interpreter that imports this checkout's vx, its stderr piped."""
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(script), *map(str, args)],
+        cwd="/",
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def test_two_writer_processes_lose_no_entry_and_never_see_a_lock(tmp_path: Path) -> None:
     go = tmp_path / "go"
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", textwrap.dedent(WRITER), str(tmp_path), str(tag), str(go)],
-            cwd="/",
-            env=env,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for tag in (1, 2)
-    ]
+    procs = [_python(WRITER, tmp_path, tag, go) for tag in (1, 2)]
     go.touch()
     for proc in procs:
         _, err = proc.communicate(timeout=300)
@@ -318,20 +319,10 @@ open_index(Path(sys.argv[1])).close()
 def test_processes_opening_a_new_index_together_all_get_it(tmp_path: Path) -> None:
     # The switch to WAL answers "database is locked" at once, without the busy handler, to a
     # process that races another's switch; before the retry about one opener in four failed.
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
     for round_ in range(12):
         cache, go = tmp_path / f"c{round_}", tmp_path / f"go{round_}"
         ready = [tmp_path / f"ready{round_}.{n}" for n in range(3)]
-        procs = [
-            subprocess.Popen(
-                [sys.executable, "-c", textwrap.dedent(OPENER), str(cache), str(go), str(flag)],
-                cwd="/",
-                env=env,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for flag in ready
-        ]
+        procs = [_python(OPENER, cache, go, flag) for flag in ready]
         while not all(flag.exists() for flag in ready):
             time.sleep(0.001)
         go.touch()
