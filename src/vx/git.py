@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from vx.errors import ErrorCode, UserError
-from vx.util.record import Record
+from vx.util.record import Frozen, Record
 
 if TYPE_CHECKING:
     import subprocess
@@ -70,7 +70,7 @@ class StatusSnapshot(Record):
     nested: frozenset[str] = frozenset()
 
 
-class GitSnapshot:
+class GitSnapshot(Frozen):
     """What one run knows of git: taken once, by three git processes, before any key is derived.
 
     `prefix` is the workspace root's path below the repository's top level (`""` or `"a/b/"`).
@@ -92,20 +92,16 @@ class GitSnapshot:
         common_dir: Path = Path(".git"),
         shallow: bool = False,
     ) -> None:
-        for name, value in (
-            ("root", root),
-            ("prefix", prefix),
-            ("head", head),
-            ("index", index),
-            ("status", status),
-            ("git_dir", git_dir),
-            ("common_dir", common_dir),
-            ("shallow", shallow),
-        ):
-            object.__setattr__(self, name, value)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"GitSnapshot is immutable: cannot set {name}")
+        self._init(
+            root=root,
+            prefix=prefix,
+            head=head,
+            index=index,
+            status=status,
+            git_dir=git_dir,
+            common_dir=common_dir,
+            shallow=shallow,
+        )
 
     root: Path
     prefix: str

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, NoReturn, Self
 
 from vx.errors import ErrorCode, UserError
 from vx.util.fuzzy import did_you_mean
-from vx.util.record import Record
+from vx.util.record import Frozen, Record
 from vx.util.text import ECHO_LIMIT, clip
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ class Number(Enum):
     INT_OR_PERCENT = "int-or-percent"
 
 
-class Percent:
+class Percent(Frozen):
     """A `50%` value: a share of the CPUs, resolved by whoever knows the count.
 
     Not a tuple (a NamedTuple would pass for a repeatable flag's values), and immutable.
@@ -53,16 +53,7 @@ class Percent:
     value: int
 
     def __init__(self, value: int) -> None:
-        object.__setattr__(self, "value", value)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Percent is immutable: cannot set {name}")
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Percent) and other.value == self.value
-
-    def __hash__(self) -> int:
-        return hash(("Percent", self.value))
+        self._init(value=value)
 
     def __repr__(self) -> str:
         return f"Percent({self.value})"
