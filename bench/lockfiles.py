@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from vx.cache.lockkeys import lockfile_keys
-from vx.workspace.lockfiles import pnpm
-from vx.workspace.lockfiles.read import project_closures
+from vx.cache.lockfilekeys import lockfile_keys
+from vx.lockfiles import pnpm
+from vx.lockfiles.read import project_closures
 from vx.workspace.model import Manager, Project, Workspace
 
 

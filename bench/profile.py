@@ -47,12 +47,12 @@ import compare  # noqa: E402  (the sibling harness: repo generation, env, export
 # label -> "module:qualname" (several, comma-separated, are summed); indentation = nesting
 PHASES: list[tuple[str, str]] = [
     ("cli: flags + settings (incl. workspace load)", "vx.cli.run:resolve"),
-    ("  workspace load", "vx.workspace.load:load_workspace"),
+    ("  workspace load", "vx.loader.assemble:load_workspace"),
     (
         "    root discovery + member globs",
         "vx.workspace.discover:find_root,vx.workspace.discover:list_members",
     ),
-    ("    package.json reads", "vx.workspace.load:_read"),
+    ("    package.json reads", "vx.loader.assemble:_read"),
     ("    vx.config.* read + parse + validate", "vx.workspace.config_load:load_project_config"),
     ("      schema validation", "vx.workspace.config_schema:parse_project_config"),
     ("plan: select + task graph + plan", "vx.cli.run:_plan"),
@@ -67,7 +67,7 @@ PHASES: list[tuple[str, str]] = [
     ("    runtime probes", "vx.cache.runtime:RuntimeProbe.digest"),
     ("  cache location + repo identity", "vx.cache.location:resolve_location"),
     ("  open SQLite index", "vx.cache.index:open_index"),
-    ("  run lock", "vx.cache.lock:acquire_run_lock"),
+    ("  run lock", "vx.cache.runlock:acquire_run_lock"),
     ("  head branch", "vx.git:head_branch"),
     ("renderer setup", "vx.output.render:Renderer.__init__"),
     ("session.run (schedule, probes, restores)", "vx.run.session:RunSession.run"),
@@ -86,7 +86,7 @@ PHASES: list[tuple[str, str]] = [
         "vx.run.session:RunSession.finish,vx.run.session:RunSession.__exit__",
     ),
     ("renderer close (footer)", "vx.output.render:Renderer.close"),
-    ("lock release", "vx.cache.lock:RunLock.__exit__"),
+    ("lock release", "vx.cache.runlock:RunLock.__exit__"),
 ]
 
 CHILD = r"""

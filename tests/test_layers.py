@@ -17,19 +17,25 @@ LAYER = {
     "vx.ids": 0,
     "vx.git": 0,
     "vx.events": 0,
-    "vx.workspace": 1,
-    "vx.graph": 2,
-    "vx.cache": 2,
-    "vx.run": 3,
-    "vx.history": 3,
-    "vx.output": 3,
-    "vx.plugins": 3,
-    "vx.selfupdate": 3,
-    "vx.manual": 3,
-    "vx.watch": 4,
-    "vx.cli": 5,
-    "vx.__main__": 6,  # `python -m vx`, over the CLI: its entry, or the platform wheel's binary
-    "vx": 5,  # the public API (`vx.run`, `vx.plan_run`) sits beside the CLI, over the engine
+    "vx.workspace": 1,  # discovery, manifests, configs, the package graph
+    "vx.lockfiles": 2,  # the lockfile readers: below the loader, which reads uv.lock's edges
+    "vx.foreign": 2,  # turbo.json / nx.json read live: below the loader, which asks them
+    "vx.loader": 3,  # assembles a Workspace from the three below it; vx-lock.json over it
+    "vx.selection": 4,
+    "vx.adopt": 4,
+    "vx.prune": 4,
+    "vx.graph": 5,
+    "vx.cache": 5,
+    "vx.run": 6,
+    "vx.history": 6,
+    "vx.output": 6,
+    "vx.plugins": 6,
+    "vx.selfupdate": 6,
+    "vx.manual": 6,
+    "vx.watch": 7,
+    "vx.cli": 8,
+    "vx.__main__": 9,  # `python -m vx`, over the CLI: its entry, or the platform wheel's binary
+    "vx": 8,  # the public API (`vx.run`, `vx.plan_run`) sits beside the CLI, over the engine
 }
 # Module-level edges between siblings that DESIGN.md lists.
 MODULE_EDGES = {
@@ -124,7 +130,7 @@ def test_the_public_api_imports_no_engine_at_load() -> None:
         ("vx.cache.key", "vx.graph.model", False),
         ("vx.graph.build", "vx.cache.key", False),
         ("vx.graph.build", "vx.workspace.model", True),
-        ("vx.workspace.load", "vx.graph.build", False),
+        ("vx.loader.assemble", "vx.graph.build", False),
         ("vx.util.globs", "vx.errors", False),
         ("vx.util.globs", "vx.util.fuzzy", True),
         ("vx.git", "vx.errors", True),

@@ -121,8 +121,8 @@ def test_a_prune_looping_beside_a_run_of_200_restores_fails_none(tmp_path: Path)
     """A prune the run cannot see (another workspace sharing the cache dir) evicts everything,
     over and over, while the run restores: each restore either reads its artifact or misses
     and runs the task; none fails."""
+    from vx.cache.evict import Policy, apply_prune, list_cache, plan_prune
     from vx.cache.index import open_index
-    from vx.cache.prune import Policy, apply_prune, list_cache, plan_prune
 
     files, _ = generated(200)
     ws = make_git_workspace(tmp_path / "ws", files)

@@ -12,6 +12,12 @@ from conftest import VX, base_env
 
 ENGINE = (
     "vx.workspace",
+    "vx.lockfiles",
+    "vx.foreign",
+    "vx.loader",
+    "vx.selection",
+    "vx.adopt",
+    "vx.prune",
     "vx.graph",
     "vx.run",
     "vx.cache",

@@ -314,7 +314,7 @@ def test_all_hit_run_imports(warmed) -> None:
         "subprocess",
         "vx.workspace.config_load",
         "vx.workspace.config_schema",
-        "vx.workspace.load",
+        "vx.loader.assemble",
         "vx.graph.build",
         "vx.run.scheduler",
         "vx.run.session",

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
-    from vx.cache.prune import PruneResult
+    from vx.cache.evict import PruneResult
     from vx.cli.parser import ParsedArgs
     from vx.cli.settings import Streams
 
@@ -162,7 +162,7 @@ def _not_a_subcommand(word: str) -> str:
 
 def execute(settings: CachePruneSettings, streams: Streams) -> int:
     """Find the cache a run would use, prune it (or say what a prune would take), report."""
-    from vx.cache.prune import Policy
+    from vx.cache.evict import Policy
     from vx.history.store import prune_workspace_cache
 
     def waiting(pid: int) -> None:

@@ -88,7 +88,7 @@ def execute(settings: CompletionsSettings, streams: Streams) -> int:
 
 def task_names(cwd: Path) -> list[str]:
     """Every task name the workspace declares, then every `project#task`; none outside one."""
-    from vx.workspace.load import load_workspace
+    from vx.loader.assemble import load_workspace
 
     try:
         ws = load_workspace(cwd)

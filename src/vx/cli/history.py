@@ -68,7 +68,7 @@ def root_alias(task_id: str, cwd: Path) -> str:
 
     if not task_id.startswith(f"{ROOT}#"):
         return task_id
-    from vx.workspace.load import root_project_name
+    from vx.loader.assemble import root_project_name
 
     try:
         name = root_project_name(cwd)

@@ -13,9 +13,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
+    from vx.adopt.init_plan import InitPlan
     from vx.cli.parser import ParsedArgs
     from vx.cli.settings import Streams
-    from vx.workspace.init_plan import InitPlan
 
 LISTED = 5
 
@@ -88,8 +88,8 @@ def _runner_mode(args: ParsedArgs, config_format: str, cwd: Path) -> str | None:
     keep, native = args.switch("keep"), args.switch("native")
     if keep and native:
         raise UserError(ErrorCode.USAGE, "vx init: pick one of --keep and --native")
+    from vx.adopt.init_runner import runner_config
     from vx.workspace.discover import find_root
-    from vx.workspace.init_runner import runner_config
 
     try:
         root = find_root(cwd).root
@@ -116,7 +116,7 @@ def _runner_mode(args: ParsedArgs, config_format: str, cwd: Path) -> str | None:
 
 def execute(settings: InitSettings, streams: Streams) -> int:
     """Plan, then print the plan (--dry) or write it and print the report."""
-    from vx.workspace.init_plan import ConfigFormat, InitRequest, apply_plan, plan_init
+    from vx.adopt.init_plan import ConfigFormat, InitRequest, apply_plan, plan_init
 
     request = InitRequest(
         cwd=settings.cwd,
@@ -125,8 +125,8 @@ def execute(settings: InitSettings, streams: Streams) -> int:
         env=settings.env,
     )
     if settings.runner is not None:
+        from vx.adopt.init_runner import RunnerMode, plan_runner_init, runner_config
         from vx.workspace.discover import find_root
-        from vx.workspace.init_runner import RunnerMode, plan_runner_init, runner_config
 
         root = find_root(settings.cwd).root
         kind = runner_config(root)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from vx.cli.parser import ParsedArgs
     from vx.cli.settings import Streams
-    from vx.workspace.lockconfig import Audit
+    from vx.loader.lockconfig import Audit
 
 COMMAND = Command(
     "lock",
@@ -55,7 +55,7 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> LockSettings
 
 def execute(settings: LockSettings, streams: Streams) -> int:
     """Write the lock and say what it holds, or audit it and list every problem."""
-    from vx.workspace.lockconfig import LOCK_FILE, check_lock, write_lock
+    from vx.loader.lockconfig import LOCK_FILE, check_lock, write_lock
 
     if not settings.check:
         found = write_lock(settings.cwd, settings.env)

@@ -11,9 +11,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
+    from vx.adopt.migrate import Migration
     from vx.cli.parser import ParsedArgs
     from vx.cli.settings import Streams
-    from vx.workspace.migrate import Migration
 
 COMMAND = Command(
     "migrate",
@@ -62,7 +62,7 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> MigrateSetti
 
 def execute(settings: MigrateSettings, streams: Streams) -> int:
     """Plan the files, then print them (`--dry`) or write them, and say what comes next."""
-    from vx.workspace.migrate import apply_migration, plan_migration
+    from vx.adopt.migrate import apply_migration, plan_migration
 
     plan = plan_migration(settings.cwd, settings.source, force=settings.force)
     for warning in plan.warnings:

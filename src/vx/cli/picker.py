@@ -17,7 +17,7 @@ LISTED = 12
 
 def pick_task(ws: Workspace, cwd: Path, *, json_wanted: bool, stdin: TextIO, prompt: TextIO) -> str:
     """The `pkg#task` the user picked; refuse when nobody can answer the prompt."""
-    from vx.workspace.load import cwd_project
+    from vx.loader.assemble import cwd_project
 
     here = cwd_project(ws, cwd)
     choices = [

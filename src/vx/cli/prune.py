@@ -87,8 +87,8 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> PruneSetting
 
 def execute(settings: PruneSettings, streams: Streams) -> int:
     """Load the workspace, prune, say what was written."""
-    from vx.workspace.load import load_workspace
-    from vx.workspace.prune import prune
+    from vx.loader.assemble import load_workspace
+    from vx.prune.subset import prune
 
     ws = load_workspace(settings.cwd)
     found = prune(

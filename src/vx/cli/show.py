@@ -110,7 +110,7 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> ShowSettings
 
 def execute(settings: ShowSettings, streams: Streams) -> int:
     """Load the workspace, pick what the target names, print it."""
-    from vx.workspace.load import load_workspace
+    from vx.loader.assemble import load_workspace
 
     ws = load_workspace(settings.cwd)
     for note in ws.notes:
@@ -193,7 +193,7 @@ def _affected(ws: Workspace, shown: dict[str, Shown], settings: ShowSettings) ->
     from vx.graph.build import build_graph
     from vx.graph.select import selection_edges
     from vx.run.affected import keep
-    from vx.workspace.affected import reach, resolve_base
+    from vx.selection.affected import reach, resolve_base
 
     target = settings.target
     if target is not None and (target == ROOT or target in shown):

@@ -63,7 +63,7 @@ def explain(word: str, rest: Sequence[str], *, cwd: Path, plugin_verbs: Sequence
 
 
 def _as_task(word: str, rest: Sequence[str], cwd: Path, verb: str | None) -> str | None:
-    from vx.workspace.load import load_workspace
+    from vx.loader.assemble import load_workspace
 
     try:
         ws = load_workspace(cwd)
@@ -101,7 +101,7 @@ def _run_line(ws: Workspace, task: str, rest: Sequence[str], cwd: Path) -> str:
         return _command(["vx", "run", *anchored, *flags])
     line = ["vx", "run", task]
     if not any(f.partition("=")[0] in SCOPE_FLAGS for f in flags):
-        from vx.workspace.load import cwd_project
+        from vx.loader.assemble import cwd_project
 
         here = cwd_project(ws, cwd)
         if here is None or here.is_root or task not in here.tasks:

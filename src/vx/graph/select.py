@@ -56,8 +56,8 @@ def filter_scope(ws: Workspace, texts: Sequence[str], *, env: Mapping[str, str])
 
     Each ref is asked of git once, however many filters name it.
     """
-    from vx.workspace.changes import changed_projects, changes_since, check_ref
-    from vx.workspace.filter import evaluate, parse_filters
+    from vx.selection.changes import changed_projects, changes_since, check_ref
+    from vx.selection.filter import evaluate, parse_filters
 
     expr = parse_filters(texts)
     seen: dict[str, frozenset[str]] = {}
@@ -214,7 +214,7 @@ class _Hints:
     def _unlisted_members(self) -> str | None:
         """A one-package root with packages below it that no workspace list names: the fix
         is to list them, not to write a config for the root."""
-        from vx.workspace.init_root import unreached
+        from vx.adopt.init_root import unreached
         from vx.workspace.model import Manager
 
         ws = self.index.ws

@@ -137,9 +137,9 @@ def _plugin_name(entry: object) -> str:
 def _count(cwd: Path) -> tuple[int, int, list[tuple[str, str]]]:
     """Projects and tasks as a run loads them; when a config refuses, each project is loaded
     alone, so the rest still count and every broken one is named."""
+    from vx.loader.assemble import load_workspace
     from vx.workspace.config_load import load_project_config
     from vx.workspace.discover import find_root
-    from vx.workspace.load import load_workspace
 
     try:
         ws = load_workspace(cwd)
@@ -186,8 +186,8 @@ def _cache(
     """The store's counts and the history's, read only; None when no cache can be named."""
     import sqlite3
 
+    from vx.cache.evict import list_cache, orphans
     from vx.cache.index import read_index
-    from vx.cache.prune import list_cache, orphans
     from vx.history.flaky import HISTORY_MS, flaky_tasks
     from vx.history.store import find_cache
     from vx.util.units import size_bytes

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from vx.cache.evict import Policy, PruneResult
     from vx.cache.location import CacheLocation
-    from vx.cache.prune import Policy, PruneResult
     from vx.workspace.model import WorkspaceConfig
 
 
@@ -58,9 +58,9 @@ def prune_workspace_cache(
     restoring; a dry one reads the index only (as a reset would leave one another version
     wrote) and creates nothing. A cache that does not exist yet prunes nothing.
     """
+    from vx.cache.evict import apply_prune, dry_result, list_cache, now_ms, plan_prune
     from vx.cache.index import INDEX_NAME, open_index, read_index
-    from vx.cache.lock import acquire_run_lock
-    from vx.cache.prune import apply_prune, dry_result, list_cache, now_ms, plan_prune
+    from vx.cache.runlock import acquire_run_lock
     from vx.workspace.config_load import load_workspace_config
     from vx.workspace.discover import find_root
 

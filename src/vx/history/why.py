@@ -284,7 +284,7 @@ def _detailed(changes: tuple[Change, ...], store: Path | None) -> tuple[Change, 
     """`changes` with each changed lockfile's moved packages filled in, where they were kept."""
     if store is None or not any(c.kind is Kind.LOCKFILE for c in changes):
         return changes
-    from vx.cache.lockkeys import describe_move
+    from vx.cache.lockfilekeys import describe_move
 
     return tuple(
         c._replace(detail=describe_move(store, c.old, c.new))

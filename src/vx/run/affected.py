@@ -11,8 +11,8 @@ from vx.events import AffectedReason
 from vx.graph.build import build_graph
 from vx.graph.select import ScopeKind, filter_scope, resolve_requests
 from vx.ids import is_task_id
+from vx.selection.affected import reach, resolve_base
 from vx.util.record import Record
-from vx.workspace.affected import reach, resolve_base
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from vx.graph.model import TaskGraph
     from vx.ids import TaskId
     from vx.run.prepare import RunOptions
-    from vx.workspace.affected import Reach
+    from vx.selection.affected import Reach
     from vx.workspace.model import TaskDef, Workspace
 
 _NAMED = AffectedReason("named", "named as pkg#task")
@@ -101,7 +101,7 @@ def _filters(
     every one), and the projects the includes select (None: no include)."""
     if not texts:
         return None, None
-    from vx.workspace.filter import parse_filters
+    from vx.selection.filter import parse_filters
 
     excludes = [t for t, sel in zip(texts, parse_filters(texts), strict=True) if sel.exclude]
     allowed = filter_scope(ws, excludes, env=env).projects if excludes else None

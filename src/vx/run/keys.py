@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from vx.cache.inputs import files_dir, task_components, workspace_fingerprint
 from vx.cache.key import hash_canonical
-from vx.cache.lockkeys import lockfile_keys
+from vx.cache.lockfilekeys import lockfile_keys
 from vx.cache.outputs import check_own_files, prefixes_overlap
 from vx.errors import ErrorCode, UserError
 from vx.util.record import Record

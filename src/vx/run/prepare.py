@@ -281,14 +281,14 @@ def _plan(
 
     from vx.graph.build import ExcludeDeps, build_graph
     from vx.graph.select import ScopeKind, resolve_requests
+    from vx.loader.assemble import load_workspace
     from vx.run.plan import make_plan
     from vx.run.taskenv import nested_run_refusal
-    from vx.workspace.load import load_workspace
 
     cwd = _cwd(options)
     before = set(sys.modules)
     if options.frozen:
-        from vx.workspace.lockconfig import FrozenConfigs
+        from vx.loader.lockconfig import FrozenConfigs
 
         ws = load_workspace(cwd, configs=FrozenConfigs())
     else:
@@ -377,8 +377,8 @@ def _narrowed(ws: Workspace, names: frozenset[str]) -> Workspace:
 def _cwd_scope(ws: Workspace, cwd: Path, words: tuple[str, ...]) -> frozenset[str] | None:
     """The cwd project's name; outside any project only `pkg#task` words can run."""
     from vx.ids import is_task_id
+    from vx.loader.assemble import cwd_project
     from vx.util.text import clip
-    from vx.workspace.load import cwd_project
 
     project = cwd_project(ws, cwd)
     if project is not None:
@@ -597,7 +597,7 @@ def _may_replay(options: RunOptions) -> bool:
 
 
 def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
-    from vx.cache.lock import acquire_run_lock
+    from vx.cache.runlock import acquire_run_lock
     from vx.cache.staging import sweep as sweep_staging
     from vx.events import Notice
     from vx.run.session import RunSession
@@ -723,7 +723,7 @@ def _retain(prepared: PreparedRun) -> str | None:
     kept = prepared.plan.workspace.config.cache_retention
     if kept is None or prepared.cache_index.off is not None:
         return None
-    from vx.cache.prune import Policy, apply_retention, retention_due
+    from vx.cache.evict import Policy, apply_retention, retention_due
 
     policy = Policy.of_retention(kept.older_than, kept.max_size)
     if policy is None:

@@ -76,7 +76,7 @@ LIVE_PROJECT_FILES = ("turbo.json", "turbo.jsonc", "project.json")
 _RACY_NS = 50_000_000
 _COARSE_RACY_NS = 2_000_000_000  # file systems that keep whole seconds (FAT keeps two)
 _RENEW_AFTER_S = 3600.0
-_RETENTION_STAMP = "retention.stamp"  # vx.cache.prune.STAMP_NAME, named here to skip its import
+_RETENTION_STAMP = "retention.stamp"  # vx.cache.evict.STAMP_NAME, named here to skip its import
 
 Fingerprint = tuple[int, ...]
 
@@ -205,7 +205,7 @@ def _replay(
     env: Mapping[str, str],
     emit: Callable[[Event], None],
 ) -> RunOutcome | None:
-    from vx.cache.lock import acquire_run_lock
+    from vx.cache.runlock import acquire_run_lock
     from vx.events import Notice
 
     t0 = time.monotonic()
@@ -329,7 +329,7 @@ def _retain(snap: dict[str, object], store: Path, index: Index) -> None:
         pass
     import sqlite3
 
-    from vx.cache.prune import Policy, apply_retention
+    from vx.cache.evict import Policy, apply_retention
 
     policy = Policy.of_retention(*spec)
     if policy is not None:
@@ -695,8 +695,8 @@ def selection_refs(options: RunOptions, configured_base: str | None) -> list[str
     if options.affected is None and not any("[" in text for text in options.filters):
         return []  # no ref to read: nothing to import either
     from vx.errors import UserError
-    from vx.workspace.changes import check_ref
-    from vx.workspace.filter import parse_filter
+    from vx.selection.changes import check_ref
+    from vx.selection.filter import parse_filter
 
     texts: list[str] = []
     try:
@@ -708,7 +708,7 @@ def selection_refs(options: RunOptions, configured_base: str | None) -> list[str
             if options.affected.strip():
                 texts.append(check_ref(options.affected, what="--affected").ref)
             else:
-                from vx.workspace.affected import default_bases
+                from vx.selection.affected import default_bases
 
                 texts.extend(default_bases(configured_base, options.ci_bases))
     except UserError:

@@ -56,7 +56,7 @@ WORKSPACE_FIELDS = (
     "plugins",
     "tasksFrom",
 )
-# Where a workspace may read its tasks live instead of from vx.config files (workspace/live.py).
+# Where a workspace may read its tasks live instead of from vx.config files (foreign/driver.py).
 TASKS_FROM = ("turbo", "nx")
 RETENTION_FIELDS = ("olderThan", "maxSize")
 SCHEMA_KEY = "$schema"

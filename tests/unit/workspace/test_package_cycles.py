@@ -10,7 +10,7 @@ from vx.errors import CycleError
 from vx.graph.build import build_graph
 from vx.graph.select import selection_edges
 from vx.ids import TaskId
-from vx.workspace.load import load_workspace
+from vx.loader.assemble import load_workspace
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -1,0 +1,126 @@
+"""The workspace root in `vx init`: which root scripts become the root's own tasks, which are
+left out (they run the members, or share a member's task name), and a root that lists no
+members although packages sit below it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from vx.adopt import script_words as sw
+from vx.adopt.init_tasks import (
+    LIFECYCLE,
+    PackageDraft,
+    draft_package,
+    hook_targets,
+    script_table,
+)
+from vx.errors import ConfigError
+from vx.util.fuzzy import listing
+from vx.workspace.manifests import PACKAGE_JSON, load_json_object
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+    from vx.adopt.script_host import ScriptHost
+
+LISTED = 5
+RUNS_MEMBERS = "runs the workspace's members"
+SHARES_NAME = "a member's task has this name, so vx run --all would run it twice"
+
+
+def unreached(root: Path) -> list[str]:
+    """A root with no workspace list that has packages below it: say how to list them.
+
+    Lerna-classic repos list packages in lerna.json, which package managers do not read.
+    """
+    globs: list[str] = ["packages/*"]
+    lerna = root / "lerna.json"
+    if lerna.is_file():
+        try:
+            listed = load_json_object(lerna, "lerna.json").get("packages")
+        except ConfigError:
+            listed = None
+        if isinstance(listed, list) and all(isinstance(g, str) for g in listed) and listed:
+            globs = listed
+    below = sorted(
+        p.parent.relative_to(root).as_posix()
+        for glob in globs
+        for p in root.glob(f"{glob.rstrip('/')}/{PACKAGE_JSON}")
+        if "node_modules" not in p.parts
+    )
+    if not below and not lerna.is_file():
+        return []
+    spelled = ", ".join(f'"{g}"' for g in globs)
+    have = "has its" if len(below) == 1 else "have their"
+    where = f" ({listing(below, LISTED)} {have} own package.json)" if below else ""
+    via = "lerna.json lists the packages, but " if lerna.is_file() else ""
+    note = (
+        f"{via}package.json declares no workspaces, so vx reads the root as one package{where}:"
+        f' add "workspaces": [{spelled}] to package.json and re-run vx init'
+    )
+    return [note]
+
+
+def draft_root(
+    manifest: Mapping[str, object],
+    host: ScriptHost,
+    members: tuple[str, ...],
+    carried: frozenset[str],
+) -> tuple[PackageDraft, list[tuple[str, str]]]:
+    """The root's own tasks among several packages, and the scripts left out with why."""
+    scripts = script_table(manifest)
+    out: dict[str, str] = {}
+    for name, command in scripts.items():
+        if name in LIFECYCLE:
+            continue
+        line = sw.read_line(command)
+        if any(sw.workspace_part(w, members, ".") for w in line.segments):
+            out[name] = RUNS_MEMBERS
+    changed = True
+    while changed:  # a script that runs a left-out script by name runs the members too
+        changed = False
+        for name, command in scripts.items():
+            if name in out or name in LIFECYCLE:
+                continue
+            runs = {
+                s
+                for w in sw.read_line(command).segments
+                for s in sw.scripts_run(w, frozenset(scripts))
+            }
+            if runs & set(out):
+                out[name] = RUNS_MEMBERS
+                changed = True
+    for name in scripts:
+        if name not in out and name in carried and name not in LIFECYCLE:
+            out[name] = SHARES_NAME
+    kept = {k: v for k, v in scripts.items() if k not in out}
+    hooks = hook_targets(scripts, host)
+    for hook, target in hooks.items():  # a hook goes where its script goes
+        if target in out:
+            kept.pop(hook, None)
+    draft = draft_package(kept, host, manifest, members=members, here=".")
+    return draft, sorted(out.items(), key=lambda kv: list(scripts).index(kv[0]))
+
+
+def root_notes(left_out: list[tuple[str, str]], host: ScriptHost) -> list[str]:
+    """The report's lines on root scripts left out, and how vx runs what they ran."""
+    if not left_out:
+        return []
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in left_out:
+        by_reason.setdefault(reason, []).append(name)
+    example = {
+        "npm": "npm run build --workspaces",
+        "pnpm": "pnpm -r build",
+        "bun": "bun run --filter '*' build",
+    }.get(
+        host.name,
+        "yarn workspaces foreach -A run build" if host.berry else "yarn workspaces run build",
+    )
+    notes = [
+        f"root scripts left out ({reason}): {', '.join(names)}"
+        for reason, names in by_reason.items()
+    ]
+    notes.append(f"vx run build --all replaces what the root ran as {example}")
+    return notes
