@@ -41,6 +41,13 @@ LAYER = {
 MODULE_EDGES = {
     "vx.run.prepare": {"vx.plugins"},  # a run asks the plugins for its cache layers
 }
+# Pure algorithms over any hashable node that import only L0 units: every layer above L0 may
+# use them, so the package-graph walks below graph/ (selection, prune) share graph/'s closure.
+SHARED = {"vx.graph.algo"}
+# Rules inside a package: a module that must never import a unit, and why.
+NEVER = {
+    "vx.run.executor": {"vx.graph"},  # it runs one task; the scheduler walks the graph
+}
 L0_EDGES = {
     "vx.git": {"vx.errors", "vx.ids", "vx.util"},
     "vx.events": {"vx.errors", "vx.ids", "vx.util"},
@@ -88,6 +95,10 @@ def _imports(module: str, tree: ast.AST, *, top_level_only: bool = False) -> lis
 
 def _allowed(importer: str, imported: str) -> bool:
     src, dst = _unit(importer), _unit(imported)
+    if dst in NEVER.get(importer, set()):
+        return False
+    if imported in SHARED and LAYER.get(src, 0) > 0:
+        return True
     if dst == src or (dst == "vx" and src != "vx"):
         return True
     if src not in LAYER or dst not in LAYER:
@@ -115,6 +126,13 @@ def test_imports_respect_the_layers(module: str) -> None:
     assert not bad, "\n".join(bad)
 
 
+@pytest.mark.parametrize("module", sorted(SHARED))
+def test_a_shared_module_imports_only_the_lowest_layer(module: str) -> None:
+    tree = ast.parse(MODULES[module].read_text())
+    above = [name for _, name in _imports(module, tree) if LAYER.get(_unit(name)) != 0]
+    assert above == [], f"{module} may be imported from any layer, so it imports L0 only"
+
+
 def test_the_public_api_imports_no_engine_at_load() -> None:
     """`import vx` (what a .py config does) must cost nothing: the API loads lazily."""
     tree = ast.parse(MODULES["vx"].read_text())
@@ -138,6 +156,17 @@ def test_the_public_api_imports_no_engine_at_load() -> None:
         ("vx.watch.loop", "vx.run.plan", True),
         ("vx.history.runs", "vx.cli.main", False),
         ("vx.cache.index", "vx", True),
+        ("vx.selection.filter", "vx.graph.algo", True),
+        ("vx.selection.filter", "vx.graph.build", False),
+        ("vx.util.globs", "vx.graph.algo", False),
+        ("vx.workspace.model", "vx.foreign.driver", False),
+        ("vx.foreign.driver", "vx.lockfiles.uv", False),
+        ("vx.loader.assemble", "vx.foreign.driver", True),
+        ("vx.loader.assemble", "vx.selection.filter", False),
+        ("vx.adopt.migrate", "vx.loader.assemble", True),
+        ("vx.prune.subset", "vx.adopt.migrate", False),
+        ("vx.run.executor", "vx.graph.model", False),
+        ("vx.run.scheduler", "vx.graph.model", True),
     ],
 )
 def test_the_rule_itself(importer: str, imported: str, ok: bool) -> None:

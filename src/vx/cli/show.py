@@ -190,10 +190,7 @@ def _filtered(ws: Workspace, shown: dict[str, Shown], settings: ShowSettings) ->
 def _affected(ws: Workspace, shown: dict[str, Shown], settings: ShowSettings) -> dict[str, Shown]:
     """Beside a task, the projects whose task `vx run <task> --affected` keeps; alone, the run's
     candidates: the changed projects and their dependents (`--filter "...[<base>]"`)."""
-    from vx.graph.build import build_graph
-    from vx.graph.select import selection_edges
-    from vx.run.affected import keep
-    from vx.selection.affected import reach, resolve_base
+    from vx.run.affected import affected_projects, affected_reach
 
     target = settings.target
     if target is not None and (target == ROOT or target in shown):
@@ -202,24 +199,9 @@ def _affected(ws: Workspace, shown: dict[str, Shown], settings: ShowSettings) ->
             f"vx show: --affected narrows a list; {clip(target)} is one project"
             " — drop --affected, or name a task",
         )
-    base = resolve_base(ws, settings.affected or "", ci_bases=settings.ci_bases, env=settings.env)
-    found = reach(ws, base, env=settings.env)
-    if target is None:
-        dependents: dict[str, set[str]] = {}
-        for name, deps in selection_edges(ws).items():
-            for dep in deps:
-                dependents.setdefault(dep, set()).add(name)
-        picked, todo = set(found.candidates), list(found.candidates)
-        while todo:
-            for up in dependents.get(todo.pop(), ()):
-                if up not in picked:
-                    picked.add(up)
-                    todo.append(up)
-    else:
-        roots = [
-            TaskId(s.project.name, target) for s in shown.values() if target in s.project.tasks
-        ]
-        picked = {t.project for t in keep(build_graph(ws, roots), found, ws)} if roots else set()
+    found = affected_reach(ws, settings.affected, settings.ci_bases, settings.env)
+    among = [name for name, s in shown.items() if target is not None and target in s.project.tasks]
+    picked = affected_projects(ws, found, task=target, among=among)
     return {name: s for name, s in shown.items() if name in picked}
 
 

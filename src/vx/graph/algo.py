@@ -2,13 +2,17 @@
 
 Every function takes `deps` (an id to the ids it depends on; every dependency is itself a
 key) and returns ids only, so the same code serves the task graph, a plan and a watch
-re-plan. All walks are iterative, so a long chain never meets the recursion limit.
+re-plan. `closure`, `reach` and `invert` take any hashable node, so the package-graph walks
+(`--filter`, `vx prune`, a watch set, `vx show --affected`) are this code too; the module
+imports nothing above L0, which is why the layer test lets lower packages import it. All
+walks are iterative, so a long chain never meets the recursion limit.
 """
 
 from __future__ import annotations
 
 import heapq
-from typing import TYPE_CHECKING
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, TypeVar
 
 from vx.errors import CycleError
 
@@ -16,6 +20,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from vx.ids import TaskId
+
+N = TypeVar("N", bound=Hashable)
 
 
 def sort_key(tid: TaskId) -> tuple[str, str]:
@@ -25,11 +31,17 @@ def sort_key(tid: TaskId) -> tuple[str, str]:
 
 def reverse(deps: Mapping[TaskId, Sequence[TaskId]]) -> dict[TaskId, tuple[TaskId, ...]]:
     """Each id's dependants, sorted."""
-    out: dict[TaskId, list[TaskId]] = {tid: [] for tid in deps}
-    for tid, ds in deps.items():
+    return {tid: tuple(sorted(ds, key=sort_key)) for tid, ds in invert(deps).items()}
+
+
+def invert(deps: Mapping[N, Iterable[N]]) -> dict[N, list[N]]:
+    """Each node's dependants, in the order `deps` lists their owners; a node only named as a
+    dependency gets an entry too."""
+    out: dict[N, list[N]] = {n: [] for n in deps}
+    for n, ds in deps.items():
         for d in ds:
-            out[d].append(tid)
-    return {tid: tuple(sorted(ds, key=sort_key)) for tid, ds in out.items()}
+            out.setdefault(d, []).append(n)
+    return out
 
 
 def topo_order(deps: Mapping[TaskId, Sequence[TaskId]]) -> tuple[TaskId, ...]:
@@ -101,12 +113,19 @@ def find_cycle(deps: Mapping[TaskId, Sequence[TaskId]]) -> tuple[TaskId, ...]:
     return ()
 
 
-def closure(deps: Mapping[TaskId, Sequence[TaskId]], roots: Iterable[TaskId]) -> frozenset[TaskId]:
+def closure(deps: Mapping[N, Iterable[N]], roots: Iterable[N]) -> frozenset[N]:
     """The roots and everything they reach. Pass dependants instead of deps to walk down."""
-    seen = set(roots)
-    stack = list(seen)
+    kept = frozenset(roots)
+    return kept | reach(deps, kept)
+
+
+def reach(deps: Mapping[N, Iterable[N]], starts: Iterable[N]) -> frozenset[N]:
+    """Every node a path of one edge or more from `starts` reaches: a start only when a path
+    comes back to it. A node `deps` lacks has no edges."""
+    seen: set[N] = set()
+    stack = list(starts)
     while stack:
-        for d in deps[stack.pop()]:
+        for d in deps.get(stack.pop(), ()):
             if d not in seen:
                 seen.add(d)
                 stack.append(d)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from vx import git
 from vx.errors import ErrorCode, UserError
+from vx.graph.algo import closure
 from vx.lockfiles.model import LockfileError
 from vx.lockfiles.prune import PRUNABLE, prune_lockfile
 from vx.lockfiles.read import LOCKFILES
@@ -166,16 +167,11 @@ def _subset(
 ) -> tuple[set[str], dict[str, set[str]]]:
     """The kept project names, and per kept member directory the dev-only workspace
     dependencies `production` strikes."""
-    kept = {p.name for p in chosen}
-    todo = [p.name for p in chosen]
-    while todo:
-        name = todo.pop()
-        for dep in ws.package_deps.get(name, ()):
-            if production and _dev_only(manifests.get(name, {}), dep):
-                continue
-            if dep not in kept:
-                kept.add(dep)
-                todo.append(dep)
+    edges = {
+        name: [d for d in deps if not (production and _dev_only(manifests.get(name, {}), d))]
+        for name, deps in ws.package_deps.items()
+    }
+    kept = set(closure(edges, (p.name for p in chosen)))
     strike: dict[str, set[str]] = {}
     if production:
         for project in ws.projects:

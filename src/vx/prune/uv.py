@@ -17,6 +17,7 @@ import tomllib
 from typing import TYPE_CHECKING, Any
 
 from vx.errors import ErrorCode, UserError
+from vx.graph.algo import closure
 from vx.lockfiles import tomltext, uv, uv_prune
 from vx.lockfiles.model import LockfileError, link_to
 from vx.util.record import Record
@@ -178,18 +179,15 @@ def _subset(
     """The seeds and the members they reach through pyproject and uv.lock edges; with
     `production`, only through edges something other than a dependency group makes."""
     by_name = {p.name: p for p in ws.projects}
-    kept = {p.name for p in seeds}
-    todo = list(kept)
-    while todo:
-        owner = by_name[todo.pop()]
-        for dep in ws.package_deps.get(owner.name, ()):
-            if dep in kept or dep not in by_name:
-                continue
-            if production and not _runtime_edge(owner, by_name[dep], graph):
-                continue
-            kept.add(dep)
-            todo.append(dep)
-    return kept
+    edges = {
+        owner.name: [
+            d
+            for d in ws.package_deps.get(owner.name, ())
+            if d in by_name and (not production or _runtime_edge(owner, by_name[d], graph))
+        ]
+        for owner in ws.projects
+    }
+    return set(closure(edges, (p.name for p in seeds)))
 
 
 def _runtime_edge(owner: Project, dep: Project, graph: LockGraph | None) -> bool:

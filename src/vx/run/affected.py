@@ -8,18 +8,18 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from vx.events import AffectedReason
+from vx.graph.algo import closure, invert
 from vx.graph.build import build_graph
-from vx.graph.select import ScopeKind, filter_scope, resolve_requests
-from vx.ids import is_task_id
+from vx.graph.select import ScopeKind, filter_scope, resolve_requests, selection_edges
+from vx.ids import TaskId, is_task_id
 from vx.selection.affected import reach, resolve_base
 from vx.util.record import Record
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from vx.graph.build import ExcludeDeps
     from vx.graph.model import TaskGraph
-    from vx.ids import TaskId
     from vx.run.prepare import RunOptions
     from vx.selection.affected import Reach
     from vx.workspace.model import TaskDef, Workspace
@@ -35,10 +35,28 @@ class AffectedRoots(Record):
     notes: tuple[str, ...]
 
 
-def affected_reach(ws: Workspace, options: RunOptions, env: Mapping[str, str]) -> Reach:
+def affected_reach(
+    ws: Workspace, affected: str | None, ci_bases: Sequence[str], env: Mapping[str, str]
+) -> Reach:
     """The base resolved and the change seeded, as `vx run` and `vx show` both ask it."""
-    base = resolve_base(ws, options.affected or "", ci_bases=options.ci_bases, env=env)
+    base = resolve_base(ws, affected or "", ci_bases=ci_bases, env=env)
     return reach(ws, base, env=env)
+
+
+def affected_projects(
+    ws: Workspace, found: Reach, *, task: str | None, among: Iterable[str]
+) -> frozenset[str]:
+    """The projects `vx run [<task>] --affected` keeps, for `vx show --affected` to list.
+
+    With no task, the run's candidates: the changed projects and every project building on
+    them (`--filter "...[<base>]"`). With one, those of `among` whose task the run keeps.
+    """
+    if task is None:
+        return closure(invert(selection_edges(ws)), found.candidates)
+    roots = [TaskId(name, task) for name in among]
+    if not roots:
+        return frozenset()
+    return frozenset(t.project for t in keep(build_graph(ws, roots), found, ws))
 
 
 def affected_roots(
@@ -55,7 +73,7 @@ def affected_roots(
     union), and a `!` exclude drops projects from both. A name no project declares is refused
     as a plain run refuses it, unless the diff touched nothing (then no name is checked).
     """
-    found = affected_reach(ws, options, env)
+    found = affected_reach(ws, options.affected, options.ci_bases, env)
     anchored = [w for w in words if is_task_id(w)]
     bare = [w for w in words if not is_task_id(w)]
     reasons: dict[TaskId, AffectedReason] = {}

@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from vx.errors import ErrorCode, UserError
+from vx.graph.algo import invert, reach
 from vx.ids import ROOT
 from vx.selection.changes import check_ref
 from vx.util.fuzzy import did_you_mean, listing
@@ -234,22 +235,11 @@ class _Graph:
         self.deps: dict[str, tuple[str, ...]] = {
             n: tuple(d for d in edges.get(n, ()) if d in names) for n in names
         }
-        self.dependents: dict[str, list[str]] = {n: [] for n in names}
-        for owner, deps in self.deps.items():
-            for dep in deps:
-                self.dependents[dep].append(owner)
+        self.dependents = invert(self.deps)
 
-    def reach(self, starts: Iterable[str], *, down: bool) -> set[str]:
+    def reach(self, starts: Iterable[str], *, down: bool) -> frozenset[str]:
         """Every project an edge path from `starts` reaches; a start only if a path returns."""
-        adjacent: Mapping[str, Sequence[str]] = self.deps if down else self.dependents
-        seen: set[str] = set()
-        todo = [n for s in starts for n in adjacent.get(s, ())]
-        while todo:
-            name = todo.pop()
-            if name not in seen:
-                seen.add(name)
-                todo.extend(adjacent.get(name, ()))
-        return seen
+        return reach(self.deps if down else self.dependents, starts)
 
 
 def _select(

@@ -14,6 +14,7 @@ import os
 from typing import TYPE_CHECKING
 
 from vx.cache.inputs import WORKSPACE_FILES
+from vx.graph.algo import closure
 from vx.util.globs import compile_globs, has_magic, normalize
 from vx.util.record import Record
 from vx.watch.judge import PathRules, TaskFiles, rebase
@@ -131,13 +132,7 @@ def from_plan(plan: RunPlan, *, cache: Iterable[str]) -> WatchSet:
     ws = plan.workspace
     root = str(ws.root)
     every = tuple(Project(p.name, str(p.dir)) for p in ws.projects)
-    names = {n.project.name for n in plan.nodes.values()}
-    todo = list(names)
-    while todo:
-        for dep in ws.package_deps.get(todo.pop(), ()):
-            if dep not in names:
-                names.add(dep)
-                todo.append(dep)
+    names = closure(ws.package_deps, {n.project.name for n in plan.nodes.values()})
     watched = tuple(p for p in every if p.name in names)
     tasks: list[TaskFiles] = []
     for node in plan.nodes.values():
