@@ -23,7 +23,8 @@ sys.path[:0] = [str(REPO / "src"), str(REPO)]
 
 from tests.conftest import make_git_workspace  # noqa: E402
 from tests.e2e.runws import tree  # noqa: E402
-from vx.cache.index import InvocationRow, RunRow, open_index  # noqa: E402
+from vx.cache.index import open_index  # noqa: E402
+from vx.cache.runlog import InvocationRow, RunRow  # noqa: E402
 from vx.cache.manifest import ArtifactInfo  # noqa: E402
 from vx.events import CacheOutcome, TaskStatus  # noqa: E402
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
-    from vx.cache.index import InvocationRow, RunRow
+    from vx.cache.runlog import InvocationRow, RunRow
     from vx.cli.parser import ParsedArgs
     from vx.cli.settings import Streams
     from vx.history.runs import Replay

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from vx.cache.failures import RunFailures
-    from vx.cache.index import Index, InvocationRow, RunRow
+    from vx.cache.index import Index
+    from vx.cache.runlog import InvocationRow, RunRow
 
 NO_RUNS = "vx last: no recorded runs yet — run something first"
 SHOWN_HITS = 16

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from vx.cache.diff import Change
-    from vx.cache.index import Index, InvocationRow, RunRow
+    from vx.cache.index import Index
+    from vx.cache.runlog import InvocationRow, RunRow
 
 MAX_ROOTS = 5
 _LOOKBACK = 50

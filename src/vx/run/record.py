@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vx.cache.index import IndexOffError, InvocationRow, RunRow
+from vx.cache.index import IndexOffError
+from vx.cache.runlog import InvocationRow, RunRow
 from vx.events import CacheOutcome, TaskStatus
 
 if TYPE_CHECKING:

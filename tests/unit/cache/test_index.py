@@ -22,13 +22,12 @@ from vx.cache.index import (
     Index,
     IndexStats,
     IndexWriteError,
-    InvocationRow,
     LogChunk,
     NewEntry,
-    RunRow,
     open_index,
 )
 from vx.cache.key import KeyComponent, Kind
+from vx.cache.runlog import InvocationRow, RunRow
 from vx.events import CacheOutcome, Stream, TaskStatus
 
 SRC = Path(__file__).resolve().parents[3] / "src"
@@ -259,7 +258,8 @@ WRITER = """
 import sys
 from pathlib import Path
 from vx.cache.archive import ArtifactInfo
-from vx.cache.index import LogChunk, RunRow, open_index
+from vx.cache.index import LogChunk, open_index
+from vx.cache.runlog import RunRow
 from vx.cache.key import KeyComponent, Kind
 from vx.events import CacheOutcome, Stream, TaskStatus
 index, tag, go = open_index(Path(sys.argv[1])), int(sys.argv[2]), Path(sys.argv[3])

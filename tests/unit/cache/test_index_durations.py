@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from vx.cache.archive import ArtifactInfo
-from vx.cache.index import INDEX_NAME, RunRow, open_index
+from vx.cache.index import INDEX_NAME, open_index
+from vx.cache.runlog import RunRow
 from vx.events import CacheOutcome, TaskStatus
 
 if TYPE_CHECKING:

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from vx.cache.archive import ArtifactInfo
-from vx.cache.index import INDEX_NAME, IndexWriteError, RunRow, open_index, read_index
+from vx.cache.index import INDEX_NAME, IndexWriteError, open_index, read_index
+from vx.cache.runlog import RunRow
 from vx.events import CacheOutcome, TaskStatus
 
 if TYPE_CHECKING:

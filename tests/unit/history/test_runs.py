@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vx.cache.index import InvocationRow, RunRow
+from vx.cache.runlog import InvocationRow, RunRow
 from vx.events import CacheOutcome, TaskStatus
 from vx.history.runs import (
     SHOWN_HITS,

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from vx.cache.archive import ArtifactInfo
-from vx.cache.index import Index, InvocationRow, RunRow, open_index
+from vx.cache.index import Index, open_index
 from vx.cache.key import KeyComponent, Kind
+from vx.cache.runlog import InvocationRow, RunRow
 from vx.errors import ErrorCode, UserError
 from vx.events import CacheOutcome, TaskStatus
 from vx.history.why import MAX_ROOTS, explain, resolve_task, todo_lines
