@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Protocol
 from vx.util.record import Record
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
-    from vx.events import MissReason, Stream
+    from vx.events import Stream
     from vx.ids import TaskId
 
 
@@ -70,26 +70,6 @@ class TaskCache(Protocol):
     def save(self, tid: TaskId, produced: Produced) -> str | None:
         """Keep the outputs and log; a one-line reason when the save failed, else None."""
 
-    def miss_reason(self, tid: TaskId) -> MissReason | None:
-        """Why the task must execute: its key against its last entry's; None when uncached.
-
-        Asked only of a task about to execute, so an all-hit run never pays for it.
-        """
-
-    def flaky(self, tid: TaskId, status: str, attempts: int) -> tuple[int, int] | None:
-        """`(passes, failures)` on record for the task's key, this run included, when the run
-        that just executed it showed it flaky; None otherwise or when uncached.
-
-        Asked only of an executed task, so a hit or a skip costs nothing.
-        """
-
-    def durations(self, ids: Sequence[TaskId]) -> Mapping[TaskId, float]:
-        """What each task took (ms) when it last executed and succeeded, where that is known.
-
-        Only orders the ready tasks (critical path first): a cache that cannot tell answers
-        nothing, and the run goes on in graph order.
-        """
-
 
 class NoCache:
     """A cache that answers nothing: every task runs, nothing is cleaned or saved."""
@@ -114,12 +94,3 @@ class NoCache:
 
     def save(self, tid: TaskId, produced: Produced) -> str | None:  # noqa: ARG002
         return None
-
-    def miss_reason(self, tid: TaskId) -> MissReason | None:  # noqa: ARG002
-        return None
-
-    def flaky(self, tid: TaskId, status: str, attempts: int) -> tuple[int, int] | None:  # noqa: ARG002
-        return None
-
-    def durations(self, ids: Sequence[TaskId]) -> Mapping[TaskId, float]:  # noqa: ARG002
-        return {}

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from vx.run.plan import RunPlan
     from vx.run.registry import ProcessRegistry
     from vx.run.servers import Servers
+    from vx.run.taskhistory import TaskHistory
 
 
 class ExecOptions(Record):
@@ -46,6 +47,7 @@ class RunContext(Record):
     plan: RunPlan
     options: ExecOptions
     cache: TaskCache
+    history: TaskHistory
     registry: ProcessRegistry
     servers: Servers
     emit: Callable[[Event], None]

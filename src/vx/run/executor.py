@@ -125,7 +125,7 @@ class Executor:
     def _execute(self, node: PlanNode, spec: ExecSpec, command: str, ticket: Ticket) -> Done:
         tid, cache = node.id, self.ctx.cache
         pspec, secrets = self._process_spec(node, spec, command)
-        miss = cache.miss_reason(tid)
+        miss = self.ctx.history.miss_reason(tid)
         retries = spec.retries if spec.retries is not None else self.ctx.options.retry
         if spec.interactive:
             retries = 0
@@ -161,7 +161,7 @@ class Executor:
             self.ctx.emit(Notice(f"[vx] {tid}: {save_note}"))
         # A task run past a failed dependency ran on inputs its key does not vouch for.
         judged = status in _JUDGED and not ticket.tainted
-        flaky = cache.flaky(tid, status, attempt) if judged else None
+        flaky = self.ctx.history.flaky(tid, status, attempt) if judged else None
         self.ctx.emit(
             TaskFinished(
                 tid,

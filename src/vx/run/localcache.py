@@ -18,12 +18,11 @@ from vx.util.record import Record
 from vx.workspace.layout import nested_dirs
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable
     from pathlib import Path
 
     from vx.cache.index import Entry, Index
     from vx.cache.store import Store
-    from vx.events import MissReason
     from vx.ids import TaskId
     from vx.run.cachespec import CacheAxes
     from vx.run.caching import Produced
@@ -177,63 +176,6 @@ class LocalCache:
             (*prefixed, *shared),
             tuple(f"{rel}/{d}" for d in nested),
         )
-
-    def miss_reason(self, tid: TaskId) -> MissReason | None:
-        """The first component of the task's key that moved since the newest entry any run of
-        it left (`first run` when none did), read from the index's `entry_inputs`."""
-        if not self.cached(tid):
-            return None
-        import sqlite3  # already loaded by the index; named here for its error type
-
-        from vx.cache.diff import diff_components
-        from vx.events import MissReason
-
-        try:
-            before = self.index.last_entry_inputs(tid.project, tid.task)
-        except sqlite3.Error:
-            return None
-        if before is None:
-            return MissReason("first run")
-        changes = diff_components(before, self.keys.components[tid])
-        if not changes:
-            return MissReason("same key")
-        first = changes[0]
-        return MissReason(str(first.kind), first.name, first.how)
-
-    def flaky(self, tid: TaskId, status: str, attempts: int) -> tuple[int, int] | None:
-        """Judge the run that just executed the task against its key's outcomes on record.
-
-        One query through `runs_by_task`; a history that cannot be read judges nothing. This
-        run's own row is not written yet, so it is added here.
-        """
-        key = self.keys.keys.get(tid)
-        if key is None or not self.cached(tid) or self.index.off is not None:
-            return None
-        import sqlite3  # already loaded by the index; named here for its error type
-
-        from vx.cache.outcomes import HISTORY_MS, judge_run
-
-        since = int(self.clock() * 1000) - HISTORY_MS
-        try:
-            rows = self.index.key_outcomes(since, (tid.project, tid.task, key))
-        except sqlite3.Error:
-            return None
-        record = judge_run(((s, a) for *_, s, a in rows), status, attempts)
-        return (record.passes, record.failures) if record.flaky else None
-
-    def durations(self, ids: Sequence[TaskId]) -> Mapping[TaskId, float]:
-        """The history's last successful execution time of each task, from `cache.db`.
-
-        Read whatever the cache axes say: the history is written on every run, `--no-cache`
-        and `--force` included. A history that cannot be read costs the order, not the run.
-        """
-        import sqlite3  # already loaded by the index; named here for its error type
-
-        try:
-            found = self.index.recent_durations((t.project, t.task) for t in ids)
-        except sqlite3.Error:
-            return {}
-        return {t: found[t.project, t.task] for t in ids if (t.project, t.task) in found}
 
     def mark_used(self) -> None:
         """Mark the entries this run used so far as used now (what retention's age reads)."""

@@ -601,6 +601,7 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
     from vx.cache.staging import sweep as sweep_staging
     from vx.events import Notice
     from vx.run.session import RunSession
+    from vx.run.taskhistory import TaskHistory
 
     options = prepared.options
     plan = prepared.plan
@@ -613,6 +614,7 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
         plan,
         prepared.exec_options,
         cache=prepared.cache,
+        history=TaskHistory(prepared.cache_index, prepared.keys, cached=prepared.cache.cached),
         emit=emit,
         env=prepared.env,
         root=plan.workspace.root,

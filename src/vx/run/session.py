@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from vx.run.context import ExecOptions
     from vx.run.plan import RunPlan
     from vx.run.servers import Release
+    from vx.run.taskhistory import TaskHistory
 
 _EXECUTES = frozenset({NodeKind.TASK, NodeKind.INTERACTIVE})
 _BAD = frozenset({TaskStatus.FAILED, TaskStatus.SKIPPED, TaskStatus.ABORTED, TaskStatus.NOT_RUN})
@@ -50,6 +51,7 @@ class RunSession:
         options: ExecOptions,
         *,
         cache: TaskCache,
+        history: TaskHistory,
         emit: Callable[[Event], None],
         env: Mapping[str, str],
         root: Path,
@@ -81,6 +83,7 @@ class RunSession:
             plan=plan,
             options=options,
             cache=cache,
+            history=history,
             registry=self.registry,
             servers=self.servers,
             emit=self._emit,
@@ -201,7 +204,7 @@ class RunSession:
             return {}
         from vx.graph.critical import estimate_costs, longest_remaining
 
-        cost = estimate_costs(executing, self.ctx.cache.durations(executing))
+        cost = estimate_costs(executing, self.ctx.history.durations(executing))
         return longest_remaining(self.plan.order, self.plan.graph.deps, cost)
 
     def _skipped(self, tid: TaskId, blocked_by: TaskId | None) -> None:
