@@ -240,12 +240,7 @@ def head_branch(snap: GitSnapshot) -> str | None:
 
 def root_commits(snap: GitSnapshot, *, env: Mapping[str, str] | None = None) -> str:
     """`repo_identity` for a snapshot already taken: at most one more git process (rev-list)."""
-    if not snap.shallow:
-        roots = _git(snap.root, ("rev-list", "--max-parents=0", "HEAD"), env)
-        ids = sorted(os.fsdecode(roots.stdout).split())
-        if roots.returncode == 0 and ids:
-            return "root:" + ",".join(ids)
-    return "dir:" + os.path.realpath(snap.common_dir)
+    return _identity(snap.root, shallow=snap.shallow, common_dir=snap.common_dir, env=env)
 
 
 def ls_files_stage(root: Path, *, env: Mapping[str, str] | None = None) -> dict[str, IndexEntry]:
@@ -284,12 +279,17 @@ def repo_identity(root: Path, *, env: Mapping[str, str] | None = None) -> str:
     proc = _git(root, ("rev-parse", "--is-shallow-repository", "--git-common-dir"), env)
     _check(root, "rev-parse", proc)
     shallow, common = os.fsdecode(proc.stdout).rstrip("\n").split("\n", 1)
-    if shallow != "true":
+    return _identity(root, shallow=shallow == "true", common_dir=root / common, env=env)
+
+
+def _identity(root: Path, *, shallow: bool, common_dir: Path, env: Mapping[str, str] | None) -> str:
+    """The one algorithm behind `repo_identity` and `root_commits`."""
+    if not shallow:
         roots = _git(root, ("rev-list", "--max-parents=0", "HEAD"), env)
         ids = sorted(os.fsdecode(roots.stdout).split())
         if roots.returncode == 0 and ids:
             return "root:" + ",".join(ids)
-    return "dir:" + os.path.realpath(root / common)
+    return "dir:" + os.path.realpath(common_dir)
 
 
 def resolve_commit(root: Path, ref: str, *, env: Mapping[str, str] | None = None) -> str:

@@ -19,6 +19,7 @@ from vx.util.record import Record
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from vx.git import GitSnapshot
     from vx.workspace.model import WorkspaceConfig
 
 CACHE_DIR_ENV = "VX_CACHE_DIR"
@@ -128,6 +129,42 @@ def resolve_location(
         return _named(root, value, Source.ENV)
     store = default_store(identity(), home=Path.home() if home is None else home)
     return CacheLocation(store, store, Source.DEFAULT)
+
+
+def locate_cache(
+    root: Path,
+    config: WorkspaceConfig | None,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    flag: str | None,
+    snap: GitSnapshot | None = None,
+    keep: bool = True,
+) -> CacheLocation:
+    """The cache a `vx run` in `root` opens, for a run and for every verb that reads one.
+
+    The shared store is named for the repository's root commits, remembered per clone
+    (`keep=False` remembers nothing: a plan writes nothing). A run passes the git snapshot it
+    has taken, so at most one more git process asks for them; a reading verb has none, and git
+    is asked for the common dir first. Nothing is created here.
+    """
+    from vx import git
+
+    home = Path(env.get("HOME") or Path.home())
+
+    def identity() -> str:
+        if snap is not None:
+            common, compute = snap.common_dir, lambda: git.root_commits(snap, env=env)
+        else:
+            common, compute = (
+                git.common_dir(root, env=env),
+                lambda: git.repo_identity(root, env=env),
+            )
+        return remembered_identity(common, home=home, compute=compute, keep=keep)
+
+    return resolve_location(
+        root=root, identity=identity, cwd=cwd, flag=flag, config=config, env=env, home=home
+    )
 
 
 def _named(base: Path, value: str, source: Source) -> CacheLocation:

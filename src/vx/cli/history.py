@@ -39,24 +39,13 @@ def history_dir(flag: str | None, env: Mapping[str, str], cwd: Path) -> Path:
         if not path.is_dir():
             raise UserError(ErrorCode.USAGE, f"--cache-dir {flag}: no such directory")
         return path
-    from vx import git
-    from vx.cache.location import remembered_identity, resolve_location
+    from vx.cache.location import locate_cache
     from vx.workspace.config_load import load_workspace_config
     from vx.workspace.discover import find_root
 
     root = find_root(cwd).root
-    snap = git.snapshot(root, env=env)
-    home = Path(env.get("HOME") or Path.home())
-    location = resolve_location(
-        root=root,
-        identity=lambda: remembered_identity(
-            snap.common_dir, home=home, compute=lambda: git.root_commits(snap, env=env), keep=False
-        ),
-        home=home,
-        cwd=cwd,
-        config=load_workspace_config(root),
-        env=env,
-    )
+    config = load_workspace_config(root)
+    location = locate_cache(root, config, cwd=cwd, env=env, flag=None, keep=False)
     return location.directory
 
 

@@ -188,13 +188,13 @@ def _cache(
 
     from vx.cache.evict import list_cache, orphans
     from vx.cache.index import read_index
+    from vx.cache.location import locate_cache
     from vx.history.flaky import HISTORY_MS, flaky_tasks
-    from vx.history.store import find_cache
     from vx.util.units import size_bytes
 
     history = HistoryFacts(0, 0, 0, ())
     try:
-        location = find_cache(root, config, cwd=cwd, env=env, flag=flag)
+        location = locate_cache(root, config, cwd=cwd, env=env, flag=flag)
     except ConfigError:
         return None, history
     index = read_index(location.store)

@@ -1,46 +1,14 @@
-"""Which cache a reading verb (`vx info`, `vx cache prune`) looks at: the one a run would use."""
+"""`vx cache prune` against the cache a run here would use (`cache.location.locate_cache`)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+    from pathlib import Path
 
     from vx.cache.evict import Policy, PruneResult
-    from vx.cache.location import CacheLocation
-    from vx.workspace.model import WorkspaceConfig
-
-
-def find_cache(
-    root: Path,
-    config: WorkspaceConfig | None,
-    *,
-    cwd: Path,
-    env: Mapping[str, str],
-    flag: str | None,
-) -> CacheLocation:
-    """The cache `vx run` in `root` with the same `--cache-dir` would open; nothing is created.
-
-    The shared store is named for the repository's root commit: a clone remembered it on an
-    earlier run, else git is asked (and the answer kept, as a run keeps it).
-    """
-    from vx import git
-    from vx.cache.location import remembered_identity, resolve_location
-
-    home = Path(env.get("HOME") or Path.home())
-
-    def identity() -> str:
-        return remembered_identity(
-            git.common_dir(root, env=env),
-            home=home,
-            compute=lambda: git.repo_identity(root, env=env),
-        )
-
-    return resolve_location(
-        root=root, identity=identity, cwd=cwd, flag=flag, config=config, env=env, home=home
-    )
 
 
 def prune_workspace_cache(
@@ -60,12 +28,13 @@ def prune_workspace_cache(
     """
     from vx.cache.evict import apply_prune, dry_result, list_cache, now_ms, plan_prune
     from vx.cache.index import INDEX_NAME, open_index, read_index
+    from vx.cache.location import locate_cache
     from vx.cache.runlock import acquire_run_lock
     from vx.workspace.config_load import load_workspace_config
     from vx.workspace.discover import find_root
 
     root = find_root(cwd).root
-    store = find_cache(root, load_workspace_config(root), cwd=cwd, env=env, flag=flag).store
+    store = locate_cache(root, load_workspace_config(root), cwd=cwd, env=env, flag=flag).store
     if dry_run or not store.is_dir():
         index = read_index(store)
         try:

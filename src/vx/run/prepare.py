@@ -221,24 +221,17 @@ def _locate(
     options: RunOptions, ws: Workspace, snap: GitSnapshot, *, keep: bool = True
 ) -> CacheLocation:
     """Where the run's cache lives; `keep=False` finds it without remembering anything."""
-    from vx import git
-    from vx.cache.location import remembered_identity, resolve_location
+    from vx.cache.location import locate_cache
 
     env = _env(options)
-    home = Path(env.get("HOME") or Path.home())
-    return resolve_location(
-        root=ws.root,
-        identity=lambda: remembered_identity(
-            snap.common_dir,
-            home=home,
-            compute=lambda: git.root_commits(snap, env=env),
-            keep=keep,
-        ),
-        home=home,
+    return locate_cache(
+        ws.root,
+        ws.config,
         cwd=_cwd(options),
-        flag=options.cache_dir,
-        config=ws.config,
         env=env,
+        flag=options.cache_dir,
+        snap=snap,
+        keep=keep,
     )
 
 
