@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from vx.events import Stream
     from vx.ids import TaskId
+    from vx.run.hits import Hit
 
 
 class RestoreResult(StrEnum):
@@ -25,16 +26,6 @@ class RestoreResult(StrEnum):
     RESTORED = "restored"
     UP_TO_DATE = "up-to-date"
     CORRUPT = "corrupt"  # treated as a miss; the entry is dropped
-
-
-class Hit(Record):
-    """A usable entry for a task's key, with what its producing run recorded."""
-
-    key: str
-    log: tuple[tuple[Stream, str], ...]
-    duration_ms: float
-    cpu_ms: float | None
-    remote: bool = False  # the entry came from the remote layer this run
 
 
 class Produced(Record):

@@ -23,6 +23,7 @@ from vx.events import (
     TaskStatus,
 )
 from vx.run.caching import Produced, RestoreResult
+from vx.run.hits import emit_hit
 from vx.run.scheduler import Done, Result, Ticket
 from vx.run.taskenv import StreamMasker, task_env
 
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from vx.ids import TaskId
-    from vx.run.caching import Hit
     from vx.run.context import RunContext
     from vx.run.plan import PlanNode
     from vx.run.process import ProcessResult, ProcessSpec
@@ -75,22 +75,8 @@ class Executor:
         if outcome is RestoreResult.CORRUPT:
             self.ctx.emit(Notice(f"[vx] {tid}: cache entry {hit.key} is unreadable; running it"))
             return None
-        for stream, text in hit.log:
-            self.ctx.emit(TaskOutput(tid, stream, text))
         restored = outcome is RestoreResult.RESTORED
-        self.ctx.emit(
-            TaskFinished(
-                tid,
-                TaskStatus.SUCCESS,
-                _hit_outcome(hit, restored=restored),
-                duration_ms=(self.clock() - started) * 1000,
-                exit_code=0,
-                key=hit.key,
-                saved_ms=hit.duration_ms,
-                restored=restored,
-                stored_cpu_ms=hit.cpu_ms,
-            )
-        )
+        emit_hit(self.ctx.emit, tid, hit, restored=restored, started=started, clock=self.clock)
         return Done(Result.OK)
 
     def _capture(self, tid: TaskId, secrets: tuple[str, ...]) -> _Capture:
@@ -353,13 +339,6 @@ class _ReadyCapture(_Capture):
             if self.pattern.search(self.tail):
                 self.ready.set()
         self.log.clear()  # a server's output is streamed, never saved
-
-
-def _hit_outcome(hit: Hit, *, restored: bool) -> CacheOutcome:
-    """A remote hit says so whether or not it wrote outputs; a local one, whether it did."""
-    if hit.remote:
-        return CacheOutcome.REMOTE
-    return CacheOutcome.LOCAL if restored else CacheOutcome.UP_TO_DATE
 
 
 def _own_peak(peak: int | None) -> int | None:

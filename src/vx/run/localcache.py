@@ -13,7 +13,8 @@ from vx.cache.outputs import clean_outputs, output_paths, undeclared
 from vx.cache.store import SaveFailed
 from vx.events import Stream
 from vx.run.cachespec import OFF
-from vx.run.caching import Hit, RestoreResult
+from vx.run.caching import RestoreResult
+from vx.run.hits import Hit
 from vx.util.record import Record
 from vx.workspace.layout import nested_dirs
 

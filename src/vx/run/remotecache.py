@@ -24,7 +24,8 @@ from vx.cache.manifest import CorruptArtifact
 from vx.cache.remote.base import Untrusted
 from vx.cache.store import SaveFailed, Store
 from vx.events import Notice, Stream
-from vx.run.caching import Hit, RestoreResult
+from vx.run.caching import RestoreResult
+from vx.run.hits import Hit
 from vx.run.localcache import LocalCache, restore_outputs
 
 if TYPE_CHECKING:

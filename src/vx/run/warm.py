@@ -433,17 +433,9 @@ def _emit_all(
 ) -> RunOutcome:
     from types import MappingProxyType
 
-    from vx.events import (
-        CacheOutcome,
-        Notice,
-        PlannedTask,
-        RunStarted,
-        Stream,
-        TaskFinished,
-        TaskOutput,
-        TaskStatus,
-    )
+    from vx.events import Notice, PlannedTask, RunStarted, Stream, TaskFinished
     from vx.ids import TaskId
+    from vx.run.hits import Hit, emit_hit
     from vx.run.outcome import RunOutcome
     from vx.util.uuid7 import uuid7
 
@@ -474,24 +466,11 @@ def _emit_all(
     for i, row in enumerate(finished_rows):
         project, task, key, saved_ms, stored_cpu_ms, log = row[:6]
         tid = TaskId(project, task)
-        start = int((time.monotonic() - t0) * 1e9)
-        for stream, text in log:
-            emit(TaskOutput(tid, Stream(stream), text))
-        wrote = restored.get(i, False)
-        done = TaskFinished(
-            tid,
-            TaskStatus.SUCCESS,
-            CacheOutcome.LOCAL if wrote else CacheOutcome.UP_TO_DATE,
-            duration_ms=0.0,
-            exit_code=0,
-            key=key,
-            saved_ms=saved_ms,
-            restored=wrote,
-            stored_cpu_ms=stored_cpu_ms,
-        )
-        emit(done)
+        started = time.monotonic()
+        hit = Hit(key, tuple((Stream(s), text) for s, text in log), saved_ms, stored_cpu_ms)
+        done = emit_hit(emit, tid, hit, restored=restored.get(i, False), started=started)
         finished.append(done)
-        spans[tid] = (start, int((time.monotonic() - t0) * 1e9))
+        spans[tid] = (int((started - t0) * 1e9), int((time.monotonic() - t0) * 1e9))
     return RunOutcome(
         run_id=run_id,
         exit_code=0,
