@@ -64,7 +64,7 @@ PHASES: list[tuple[str, str]] = [
     ("  file table (ids of inputs)", "vx.cache.fileids:FileTable.__init__"),
     ("  key derivation", "vx.run.keys:derive_keys"),
     ("    task input components", "vx.cache.inputs:task_components"),
-    ("    runtime probes", "vx.cache.runtime:RuntimeProbe.digest"),
+    ("    runtime probes", "vx.run.runtime:RuntimeProbe.digest"),
     ("  cache location + repo identity", "vx.cache.location:resolve_location"),
     ("  open SQLite index", "vx.cache.index:open_index"),
     ("  run lock", "vx.cache.runlock:acquire_run_lock"),

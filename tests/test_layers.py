@@ -30,8 +30,8 @@ LAYER = {
     "vx.history": 6,
     "vx.output": 6,
     "vx.plugins": 6,
-    "vx.selfupdate": 6,
     "vx.manual": 6,
+    "vx.selfupdate": 7,  # over run: `vx upgrade` asks the new binary its version through run/process
     "vx.watch": 7,
     "vx.cli": 8,
     "vx.__main__": 9,  # `python -m vx`, over the CLI: its entry, or the platform wheel's binary

@@ -27,7 +27,6 @@ from vx.cache.key import (
     env_digest,
     format_component,
 )
-from vx.cache.runtime import ProbeError
 from vx.errors import ErrorCode, UserError
 from vx.ids import ROOT, TaskId
 from vx.util.globs import compile_globs, fixed_prefix
@@ -37,8 +36,25 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from vx.cache.fileids import FileTable
-    from vx.cache.runtime import RuntimeProbe
     from vx.workspace.model import CacheSpec, Project, TaskDef, Workspace
+
+
+class ProbeError(UserError):
+    """A runtime command that could not give an answer: it hung, or `sh` would not start."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorCode.REFUSED, message)
+
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class RuntimeDigests(Protocol):
+        """What a key asks of `inputs.runtime` commands: the digest of each one's answer in a
+        directory (`run/runtime.RuntimeProbe` runs them; a failure is a `ProbeError`)."""
+
+        def digest(self, command: str, cwd: Path) -> str: ...
+
 
 # Root files whose change can alter what any task of the workspace installs or resolves.
 WORKSPACE_FILES = (
@@ -101,7 +117,7 @@ def task_components(
     env: Mapping[str, str],
     forward: tuple[str, ...],
     upstream: Sequence[tuple[str, str]],
-    runtime: RuntimeProbe,
+    runtime: RuntimeDigests,
     workspace: Sequence[KeyComponent] | None = None,
     group_members: Mapping[str, Sequence[str]] = _NO_GROUPS,
     nested: Mapping[str, tuple[str, ...]] | None = None,
@@ -154,7 +170,7 @@ def task_components(
 
 
 def _probes(
-    task_id: str, kind: Kind, commands: Sequence[str], cwd: Path, runtime: RuntimeProbe
+    task_id: str, kind: Kind, commands: Sequence[str], cwd: Path, runtime: RuntimeDigests
 ) -> list[KeyComponent]:
     out: list[KeyComponent] = []
     for command in dict.fromkeys(commands):

@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 
     from vx.cache.fileids import FileTable
     from vx.cache.key import KeyComponent
-    from vx.cache.runtime import RuntimeProbe
     from vx.ids import TaskId
     from vx.run.plan import PlanNode, RunPlan
+    from vx.run.runtime import RuntimeProbe
 
 CONFIG_NAMES = ("vx.config.json", "vx.config.toml", "vx.config.py")
 

@@ -245,8 +245,8 @@ def _keys(
 ) -> KeySet:
     """Every task's key; a cache kept inside the work tree is no input of the root project."""
     from vx.cache.fileids import FileTable
-    from vx.cache.runtime import RuntimeProbe
     from vx.run.keys import check_outputs, derive_keys
+    from vx.run.runtime import RuntimeProbe
 
     check_outputs(plan)
     root = plan.workspace.root

@@ -1,4 +1,7 @@
-"""The one module that spawns task processes: own group, arrival-ordered capture, kill ladder."""
+"""The one module that spawns processes: a task's own group, arrival-ordered capture and kill
+ladder; and `run_captured` for the short commands vx asks before or beside a run (a key's
+runtime probe, `vx upgrade` asking the new binary its version). tests/test_spawns.py holds
+the few other places that may start one, and why."""
 
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from vx.run.terminal import foreground_terminal
 from vx.util.record import Frozen, Record
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
     from pathlib import Path
     from resource import struct_rusage
 
@@ -88,6 +91,14 @@ class ProcessResult(Record):
     timed_out: bool = False
     signal: int | None = None
     spawn_error: str | None = None
+
+
+class Captured(Record):
+    """How a short command ended: its exit code (negative: the signal), stdout and stderr."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
 
 
 class SpawnError(Exception):
@@ -380,6 +391,48 @@ def run_process(
     except SpawnError as exc:
         return ProcessResult(exit_code=127, duration_ms=0.0, spawn_error=str(exc))
     return handle.wait()
+
+
+def run_captured(
+    argv: Sequence[str | Path],
+    *,
+    timeout_s: float,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    keep_stderr: bool = False,
+) -> Captured | None:
+    """Run a short command to its end in a session of its own, stdin from /dev/null; None when
+    it outlived `timeout_s`. OSError when it could not start.
+
+    On a timeout, or anything raised while waiting (a Ctrl-C reaches vx's session only), the
+    command's whole session is killed and reaped: nothing it started outlives it or holds its
+    pipes open. stderr goes to /dev/null unless `keep_stderr`.
+    """
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=None if env is None else dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE if keep_stderr else subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _kill_session(proc)
+        return None
+    except BaseException:
+        _kill_session(proc)
+        raise
+    return Captured(proc.returncode, out, err or b"")
+
+
+def _kill_session(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the session's group and reap its leader (the group outlives a leader that exited)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
 
 
 def _pipe(opened: list[int]) -> tuple[int, int]:

@@ -10,17 +10,17 @@ interrupted before it has, the link is renamed back.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vx.errors import ErrorCode, UserError
+from vx.run.process import (
+    run_captured,
+)  # loaded before the swap: a new vx.pyz has other zip offsets
 from vx.selfupdate.fetch import download
 from vx.util.record import Record
 
@@ -112,39 +112,19 @@ def probe(path: Path, version: str) -> str | None:
     it started: nothing outlives the upgrade, and nothing holds the pipes open after it.
     """
     try:
-        child = subprocess.Popen(
-            [path, "--version"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
+        done = run_captured([path, "--version"], timeout_s=PROBE_TIMEOUT_S, keep_stderr=True)
     except OSError as e:
         return f"{errno.errorcode.get(e.errno or 0, 'OSError')}: {e.strerror}"
-    try:
-        out, err = child.communicate(timeout=PROBE_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        _kill(child)
+    if done is None:
         return f"no answer to --version within {PROBE_TIMEOUT_S} s"
-    except BaseException:
-        # Ctrl-C reaches only our session: the probe's would run on, hung, without this.
-        _kill(child)
-        raise
-    if child.returncode != 0:
+    if done.returncode != 0:
+        err = done.stderr.decode(errors="replace")
         last = (err.strip().splitlines() or [""])[-1][:200]
-        return f"--version exited {child.returncode}" + (f": {last}" if last else "")
-    answer = out.strip()
+        return f"--version exited {done.returncode}" + (f": {last}" if last else "")
+    answer = done.stdout.decode(errors="replace").strip()
     if answer != f"vx {version}":
         return f'--version answered "{answer[:80]}", not "vx {version}"'
     return None
-
-
-def _kill(child: subprocess.Popen[str]) -> None:
-    """Kill the probe's whole session and reap it (its group outlives a leader that exited)."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(child.pid, signal.SIGKILL)
-    child.communicate()
 
 
 def _copy_mode_and_owner(old: Path, new: Path) -> None:

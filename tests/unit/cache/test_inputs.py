@@ -17,9 +17,9 @@ from conftest import REPO, git, make_git_workspace
 from vx.cache.fileids import FileTable
 from vx.cache.inputs import task_components, workspace_fingerprint
 from vx.cache.key import Kind, derive_key
-from vx.cache.runtime import RuntimeProbe
 from vx.errors import UserError
 from vx.git import snapshot
+from vx.run.runtime import RuntimeProbe
 from vx.workspace.model import (
     CacheInputs,
     CacheOutputs,

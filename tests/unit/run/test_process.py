@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,7 @@ from vx.run.process import (
     ProcessResult,
     ProcessSpec,
     SpawnError,
+    run_captured,
     run_process,
     start_process,
 )
@@ -432,3 +434,41 @@ def test_an_interactive_task_owns_the_terminal_and_its_ctrl_c(tmp_path: Path) ->
     assert "result exit=7 front=True" in transcript
     assert "KeyboardInterrupt" not in transcript
     assert proc.returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "keep_stderr", "expected"),
+    [
+        (["sh", "-c", "printf out; printf err >&2; exit 3"], False, (3, b"out", b"")),
+        (["sh", "-c", "printf out; printf err >&2"], True, (0, b"out", b"err")),
+        (["sh", "-c", "kill -TERM $$"], False, (-signal.SIGTERM, b"", b"")),
+    ],
+)
+def test_a_short_command_is_captured(
+    tmp_path: Path, argv: list[str], keep_stderr: bool, expected: tuple[int, bytes, bytes]
+) -> None:
+    done = run_captured(
+        argv, cwd=tmp_path, env=ENV, timeout_s=HANG_LIMIT_S, keep_stderr=keep_stderr
+    )
+    assert done is not None
+    assert (done.returncode, done.stdout, done.stderr) == expected
+
+
+def test_a_short_command_past_its_deadline_dies_with_its_session(tmp_path: Path) -> None:
+    pgid_file = tmp_path / "pgid"
+    command = f"echo $$ > {pgid_file}; sleep 600 & wait"
+    assert run_captured(["sh", "-c", command], env=ENV, timeout_s=0.5) is None
+    pgid = int(pgid_file.read_text())
+    deadline = time.monotonic() + HANG_LIMIT_S  # the orphaned sleep is reaped by init, not us
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            break
+        select.select([], [], [], 0.01)
+    assert_group_gone(pgid)
+
+
+def test_a_short_command_that_cannot_start(tmp_path: Path) -> None:
+    with pytest.raises(OSError, match="No such file"):
+        run_captured([str(tmp_path / "missing")], timeout_s=HANG_LIMIT_S)

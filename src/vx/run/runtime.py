@@ -1,33 +1,24 @@
 """The commands a key declares (`inputs.runtime`, `workspaceRuntime`), run and digested once a run.
 
 A probe is a key input, not a task: it runs before anything is scheduled, prints nothing, and
-its stdout and exit status are all that is kept. That is why it lives here and not beside the
-task processes in `run/process.py`. It still gets its own session, so a timed-out probe's
-children die with it instead of holding the pipe open.
+its stdout and exit status are all that is kept (`cache/inputs.py` asks for the digest and
+knows nothing of processes). `run/process.run_captured` starts it in a session of its own, so
+a timed-out probe's children die with it instead of holding the pipe open.
 """
 
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 from typing import TYPE_CHECKING
 
+from vx.cache.inputs import ProbeError
 from vx.cache.key import digest_bytes
-from vx.errors import ErrorCode, UserError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
 DEFAULT_TIMEOUT_S = 30.0
-
-
-class ProbeError(UserError):
-    """A runtime command that could not give an answer: it hung, or `sh` would not start."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(ErrorCode.REFUSED, message)
 
 
 class RuntimeProbe:
@@ -61,25 +52,17 @@ class RuntimeProbe:
         return found
 
     def _run(self, command: str, cwd: Path) -> str:
+        from vx.run.process import run_captured
+
         try:
-            proc = subprocess.Popen(
-                ["sh", "-c", command],
-                cwd=cwd,
-                env=self._env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
+            done = run_captured(
+                ["sh", "-c", command], cwd=cwd, env=self._env, timeout_s=self._timeout
             )
         except OSError as exc:
             raise ProbeError(f"cannot run `{command}` in {cwd}: {exc.strerror}") from None
-        try:
-            out, _ = proc.communicate(timeout=self._timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
+        if done is None:
             raise ProbeError(
                 f"`{command}` did not finish within {self._timeout:g}s in {cwd}"
                 " — make it quicker or drop it from the task's inputs"
-            ) from None
-        return digest_bytes(b"%d\0" % proc.returncode + out)
+            )
+        return digest_bytes(b"%d\0" % done.returncode + done.stdout)
