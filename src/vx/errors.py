@@ -1,4 +1,5 @@
-"""The one user-error type vx raises, its stable codes, and its JSON error document."""
+"""The one user-error type vx raises (`UserError(code, message, hint)`), its stable codes, and its
+JSON error document."""
 
 from __future__ import annotations
 
@@ -26,16 +27,25 @@ class ErrorCode(StrEnum):
 
 
 class UserError(Exception):
-    """A refusal the user can act on: printed as one line, exit 1, never a stack."""
+    """A refusal the user can act on: printed as one line, exit 1, never a stack.
 
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(message)
+    `hint` says what to do about it. The terminal shows `message — hint` as one line
+    (`.message`); the JSON error document carries the two apart, so a script can show the
+    hint on its own. Older call sites still write `… — what to do` into the message itself.
+    """
+
+    def __init__(self, code: ErrorCode, message: str, hint: str | None = None) -> None:
+        line = f"{message} — {hint}" if hint else message
+        super().__init__(line)
         self.code = code
-        self.message = message
+        self.message = line
+        """The one line the terminal prints: the refusal, then the hint."""
+        self.reason = message
+        self.hint = hint or None
 
     def document(self) -> str:
         """The `{"ok":false,"error":{...}}` line a JSON-speaking verb prints on stdout."""
-        return error_document(self.code, self.message)
+        return error_document(self.code, self.reason, self.hint)
 
 
 class ConfigError(UserError):
@@ -73,7 +83,9 @@ class CycleError(UserError):
         self.cycle = cycle
 
 
-def error_document(code: ErrorCode, message: str) -> str:
-    """One JSON line; `schemas/error.json` describes it."""
-    doc = {"ok": False, "error": {"code": str(code), "message": message}}
-    return json.dumps(doc, ensure_ascii=False)
+def error_document(code: ErrorCode, message: str, hint: str | None = None) -> str:
+    """One JSON line; `schemas/error.json` describes it. `hint` only when there is one."""
+    error = {"code": str(code), "message": message}
+    if hint:
+        error["hint"] = hint
+    return json.dumps({"ok": False, "error": error}, ensure_ascii=False)

@@ -362,8 +362,23 @@ def test_a_refusal_asked_for_json_is_a_document_on_stdout_too(vx, ws, args, code
     doc = result.json()
     jsonschema.validate(doc, ERROR)
     assert doc["error"]["code"] == code
-    assert result.err == doc["error"]["message"] + "\n"
+    hint = doc["error"].get("hint")
+    line = doc["error"]["message"] + (f" — {hint}" if hint else "")
+    assert result.err == line + "\n"
     assert "\n" not in result.out.rstrip("\n")
+
+
+def test_a_hint_is_apart_in_json_and_after_the_message_on_the_terminal(vx, ws):
+    result = vx(["show", "--bogus", "--format=json"], ws).assert_code(1)
+    assert result.json() == {
+        "ok": False,
+        "error": {
+            "code": "VX_E_USAGE",
+            "message": "unknown flag: --bogus",
+            "hint": "see vx show --help",
+        },
+    }
+    assert result.err == "unknown flag: --bogus — see vx show --help\n"
 
 
 def test_json_asked_for_after_dashdash_is_not_asked_for(vx, ws):

@@ -336,7 +336,14 @@ def test_refusals(vx, ws, command, code, message):
     assert as_json.err == message + "\n"
     doc = as_json.json()
     jsonschema.validate(doc, ERROR)
-    assert doc == {"ok": False, "error": {"code": code, "message": message}}
+    # A flag table's refusal carries its pointer to --help as the hint, apart in the JSON.
+    reason, dash, hint = message.rpartition(" — ")
+    error = (
+        {"code": code, "message": reason, "hint": hint}
+        if dash and hint.startswith("see vx ")
+        else {"code": code, "message": message}
+    )
+    assert doc == {"ok": False, "error": error}
 
 
 def test_an_empty_target_is_refused(vx, ws):

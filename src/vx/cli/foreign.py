@@ -341,7 +341,7 @@ def _apply(
 
 
 def _refuse(command: Command, message: str) -> NoReturn:
-    raise UserError(ErrorCode.USAGE, message + f" — see vx {command.verb} --help")
+    raise UserError(ErrorCode.USAGE, message, f"see vx {command.verb} --help")
 
 
 def help_section(known: Iterable[str]) -> Section:

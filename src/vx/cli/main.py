@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from vx.cli import verbs
 from vx.cli.entry import silence_stdout
-from vx.errors import ErrorCode, UserError, error_document
+from vx.errors import ErrorCode, UserError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -43,18 +43,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = dispatch(args, env=os.environ, cwd=Path.cwd(), streams=streams)
         streams.out.flush()
     except UserError as e:
-        return _refuse(streams, e.code, e.message, json_wanted=json_wanted)
+        return _refuse(streams, e, json_wanted=json_wanted)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         silence_stdout()
         return EXIT_OK
     except OSError as e:
-        message = _os_refusal(e)
-        if message is None:
+        refusal = _os_refusal(e)
+        if refusal is None:
             return _defect(streams, e, json_wanted=json_wanted)
-        kind = ErrorCode.FDS if e.errno in _NO_FDS else ErrorCode.FS
-        return _refuse(streams, kind, message, json_wanted=json_wanted)
+        return _refuse(streams, refusal, json_wanted=json_wanted)
     except Exception as e:  # noqa: BLE001 - the boundary: every defect ends here, as a stack
         return _defect(streams, e, json_wanted=json_wanted)
     return code
@@ -83,7 +82,9 @@ def dispatch(args: Sequence[str], *, env: Mapping[str, str], cwd: Path, streams:
         else:
             message = unknown_flag(name, _META_FLAGS)
             if "did you mean" not in message:
-                message += " — flags go after the verb (vx help lists the verbs)"
+                raise UserError(
+                    ErrorCode.USAGE, message, "flags go after the verb (vx help lists the verbs)"
+                )
         raise UserError(ErrorCode.USAGE, message)
     if verbs.find(first) is None:
         from vx.cli.plugincmd import declared_verbs, plugin_verbs, run_plugin_verb
@@ -139,16 +140,17 @@ def _require_workspace(cwd: Path) -> None:
         raise UserError(
             ErrorCode.NO_WORKSPACE,
             f"not in a workspace: no package.json, pnpm-workspace.yaml or pyproject.toml at or "
-            f"above {cwd} — vx help prints the help anywhere",
+            f"above {cwd}",
+            "vx help prints the help anywhere",
         ) from None
 
 
-def _refuse(streams: Streams, code: ErrorCode, message: str, *, json_wanted: bool) -> int:
+def _refuse(streams: Streams, error: UserError, *, json_wanted: bool) -> int:
     try:
         if json_wanted:
-            streams.out.write(error_document(code, message) + "\n")
+            streams.out.write(error.document() + "\n")
             streams.out.flush()
-        streams.err.write(message + "\n")
+        streams.err.write(error.message + "\n")
         streams.err.flush()
     except BrokenPipeError:
         silence_stdout()
@@ -166,21 +168,19 @@ def _defect(streams: Streams, error: BaseException, *, json_wanted: bool) -> int
         f"{ErrorCode.INTERNAL}: vx hit a defect ({type(error).__name__}: {error}); "
         "please report it with the stack above"
     )
-    return _refuse(streams, ErrorCode.INTERNAL, message, json_wanted=json_wanted)
+    return _refuse(streams, UserError(ErrorCode.INTERNAL, message), json_wanted=json_wanted)
 
 
-def _os_refusal(error: OSError) -> str | None:
-    """One line for a file-system refusal a user can fix; None for an OSError that is a defect."""
+def _os_refusal(error: OSError) -> UserError | None:
+    """A file-system refusal a user can fix, as one; None for an OSError that is a defect."""
     if error.errno not in _NOT_WRITABLE | _DISK_FULL | _NO_FDS:
         return None
     name = errno.errorcode.get(error.errno or 0, "E?")
     where = f", '{error.filename}'" if error.filename else ""
     what = f"{name}: {(error.strerror or '').lower()}{where}"
     if error.errno in _NO_FDS:
-        return (
-            f"{what} — the process is out of file descriptors; "
-            "raise the limit (ulimit -n 4096) and re-run"
-        )
+        hint = "the process is out of file descriptors; raise the limit (ulimit -n 4096) and re-run"
+        return UserError(ErrorCode.FDS, what, hint)
     if error.errno in _DISK_FULL:
-        return f"{what} — the disk that path is on is full"
-    return f"{what} — a path vx must write is not writable by this user"
+        return UserError(ErrorCode.FS, what, "the disk that path is on is full")
+    return UserError(ErrorCode.FS, what, "a path vx must write is not writable by this user")

@@ -393,5 +393,4 @@ def _too_many(command: Command, words: Sequence[str]) -> str:
 
 
 def _refuse(command: Command, message: str, *, pointer: bool = True) -> NoReturn:
-    suffix = f" — see vx {command.verb} --help" if pointer else ""
-    raise UserError(ErrorCode.USAGE, message + suffix)
+    raise UserError(ErrorCode.USAGE, message, f"see vx {command.verb} --help" if pointer else None)

@@ -85,7 +85,8 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> ShowSettings
     if len(words) > 1:
         raise UserError(
             ErrorCode.USAGE,
-            f"vx show takes one target, got {len(words)}: {' '.join(words)} — see vx show --help",
+            f"vx show takes one target, got {len(words)}: {' '.join(words)}",
+            "see vx show --help",
         )
     target = words[0] if words else None
     if target is not None and not target.strip():

@@ -53,4 +53,7 @@ def test_wants_json(args, expected):
     ],
 )
 def test_os_refusal(error, expected):
-    assert _os_refusal(error) == expected
+    refusal = _os_refusal(error)
+    assert (refusal.message if refusal is not None else None) == expected
+    if refusal is not None:  # the advice is the hint, apart in a JSON document
+        assert refusal.message == f"{refusal.reason} — {refusal.hint}"
