@@ -19,7 +19,7 @@ SPAWNER = "vx.run.process"
 ALLOWED = {
     "vx.git": "git itself, under a fixed environment; a warm run's one git process is a"
     " posix_spawn, as importing subprocess alone costs more than that process",
-    "vx.run.lifeline": "the lifeline shell must outlive a SIGKILL of vx to kill the task groups,"
+    "vx.run.groups.lifeline": "the lifeline shell must outlive a SIGKILL of vx to kill the task groups,"
     " so it is started once per run, apart from the tasks it watches",
     "vx.run.shares": "forked restores: os.fork without exec, workers that settle outputs in"
     " parallel (measured in bench/RESULTS.md)",

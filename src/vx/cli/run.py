@@ -465,7 +465,7 @@ def execute(settings: RunSettings, streams: Streams) -> int:
 
         streams.out.write(json.dumps(summary_document(outcome.plan, outcome), indent=2) + "\n")
     if outcome.signal is not None:
-        from vx.run.signals import die_of_signal
+        from vx.run.groups.signals import die_of_signal
 
         die_of_signal(outcome.signal, streams=(streams.out, streams.err))
     return outcome.exit_code

@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 
     from vx.events import Event
     from vx.run.caching import TaskCache
+    from vx.run.groups.registry import ProcessRegistry
     from vx.run.plan import RunPlan
-    from vx.run.registry import ProcessRegistry
     from vx.run.servers import Servers
     from vx.run.taskhistory import TaskHistory
 

@@ -518,8 +518,8 @@ def _label(cache: LocalCache, layered: LayeredCache | None) -> str:
 def _exec_options(options: RunOptions, ws: Workspace, env: Mapping[str, str]) -> ExecOptions:
     """The session's knobs: options over environment over the workspace config."""
     from vx.run.context import ExecOptions
+    from vx.run.groups.signals import kill_grace_ms
     from vx.run.scheduler import ContinueMode
-    from vx.run.signals import kill_grace_ms
     from vx.util.cpu import cpu_budget, workers
 
     amount = options.concurrency

@@ -17,8 +17,8 @@ import time
 from typing import TYPE_CHECKING
 
 from vx.events import Stream
-from vx.run.registry import empty_group, killpg
-from vx.run.terminal import foreground_terminal
+from vx.run.groups.registry import empty_group, killpg
+from vx.run.groups.terminal import foreground_terminal
 from vx.util.record import Frozen, Record
 
 if TYPE_CHECKING:
@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from resource import struct_rusage
 
-    from vx.run.registry import ProcessRegistry
-    from vx.run.terminal import Terminal
+    from vx.run.groups.registry import ProcessRegistry
+    from vx.run.groups.terminal import Terminal
 
     OnOutput = Callable[[Stream, str], None]
 
@@ -322,7 +322,7 @@ def start_process(
 
     A captured task gets /dev/null for stdin and a session of its own, so a terminal's Ctrl-C
     reaches vx alone and vx passes it on once. An interactive task is handed terminal_fd when
-    vx holds it in the foreground (see `vx.run.terminal`).
+    vx holds it in the foreground (see `vx.run.groups.terminal`).
     """
     argv = [SHELL, "-c", spec.command]
     registry.before_spawn()

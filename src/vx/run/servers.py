@@ -10,8 +10,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from vx.ids import TaskId
+    from vx.run.groups.registry import ProcessRegistry
     from vx.run.process import ProcessHandle, ProcessResult
-    from vx.run.registry import ProcessRegistry
 
 
 class Server:

@@ -19,11 +19,11 @@ from vx.events import (
 )
 from vx.run.context import RunContext
 from vx.run.executor import Executor
+from vx.run.groups.registry import ProcessRegistry
+from vx.run.groups.signals import RunSignals
 from vx.run.outcome import RunOutcome
-from vx.run.registry import ProcessRegistry
 from vx.run.scheduler import ContinueMode, Lanes, NodeKind, Schedule, run_schedule
 from vx.run.servers import HeldServers, Servers
-from vx.run.signals import RunSignals
 from vx.util.uuid7 import uuid7
 
 if TYPE_CHECKING:

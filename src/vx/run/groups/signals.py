@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from types import FrameType, TracebackType
     from typing import TextIO
 
-    from vx.run.registry import ProcessRegistry
+    from vx.run.groups.registry import ProcessRegistry
 
     Handler = Callable[[int, FrameType | None], object] | int | None
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from vx.run.groups.registry import ProcessRegistry
+from vx.run.groups.signals import DEFAULT_KILL_GRACE_MS, RunSignals, kill_grace_ms
 from vx.run.process import ProcessSpec, start_process
-from vx.run.registry import ProcessRegistry
-from vx.run.signals import DEFAULT_KILL_GRACE_MS, RunSignals, kill_grace_ms
 
-SRC = Path(__file__).resolve().parents[3] / "src"
+SRC = Path(__file__).resolve().parents[4] / "src"
 HANG_LIMIT_S = 60  # only there so a broken build fails instead of hanging
 
 # The child task counts what reaches it; on_output sends vx the signals the test names, in order,
@@ -25,8 +25,8 @@ SCENARIO = """
 import json, os, signal, sys, threading
 from pathlib import Path
 from vx.run.process import ProcessSpec, start_process
-from vx.run.registry import ProcessRegistry
-from vx.run.signals import RunSignals
+from vx.run.groups.registry import ProcessRegistry
+from vx.run.groups.signals import RunSignals
 
 grace_ms, steps = int(sys.argv[1]), json.loads(sys.argv[2])
 command = (
@@ -149,7 +149,7 @@ def test_leaving_on_an_exception_kills_what_is_still_running(tmp_path: Path) -> 
 
 DIE = """
 import signal, sys
-from vx.run.signals import die_of_signal
+from vx.run.groups.signals import die_of_signal
 print("flushed before dying", end="")
 die_of_signal(getattr(signal, sys.argv[1]))
 """

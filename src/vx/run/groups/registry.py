@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from vx.run.lifeline import Lifeline
-    from vx.run.strays import Proc
+    from vx.run.groups.lifeline import Lifeline
+    from vx.run.groups.strays import Proc
 
 _PR_SET_CHILD_SUBREAPER = 36
 _GONE_POLL_S = 0.02
@@ -40,10 +40,11 @@ class ProcessRegistry:
     On Linux, its first task turns this process into a child subreaper: what a task leaves in the
     background is re-parented to vx, which reaps it, rather than to a PID 1 that may never reap
     (a container without an init), where a zombie would keep the group looking alive. It also
-    keeps what left its task's group within reach (`vx.run.strays`): a stop signal reaches those
-    too, and `close` ends every one of them when the run is over. Processes this one already had
-    as children before its first task, and what is below them, are never touched. The first task
-    also starts the lifeline (`vx.run.lifeline`), which kills the live groups if vx is SIGKILLed.
+    keeps what left its task's group within reach (`vx.run.groups.strays`): a stop signal
+    reaches those too, and `close` ends every one of them when the run is over. Processes this
+    one already had as children before its first task, and what is below them, are never
+    touched. The first task also starts the lifeline (`vx.run.groups.lifeline`), which kills
+    the live groups if vx is SIGKILLed.
     """
 
     def __init__(
@@ -124,13 +125,13 @@ class ProcessRegistry:
             self._spawned = True
             if self._adopt:
                 _become_subreaper()
-            from vx.run import strays
+            from vx.run.groups import strays
 
             spare = (
                 {p.ident for p in strays.children(self._own)} if strays.has_children() else set()
             )
             if self._want_lifeline:
-                from vx.run.lifeline import Lifeline
+                from vx.run.groups.lifeline import Lifeline
 
                 self._lifeline = Lifeline()
                 mine = strays.stat(self._lifeline.pid) if self._lifeline.pid else None
@@ -175,7 +176,7 @@ class ProcessRegistry:
             release = not self._live
         if lifeline is not None:
             lifeline.close(release=release)
-        from vx.run import strays
+        from vx.run.groups import strays
 
         if not strays.has_children():
             return True
@@ -188,7 +189,7 @@ class ProcessRegistry:
     def _strays(self) -> list[Proc]:
         """Descendants still running, spared ones aside. Zombies are reaped only by `close`: a
         worker may be about to wait for a task that exited before it was registered."""
-        from vx.run import strays
+        from vx.run.groups import strays
 
         return [p for p in strays.descendants(self._own, spare=self._spare) if not p.zombie]
 
@@ -206,7 +207,7 @@ class ProcessRegistry:
         with self._lock:
             if not self._spawned:
                 return
-        from vx.run import strays
+        from vx.run.groups import strays
 
         found = [p for p in self._strays() if p.pgid not in skip_groups]
         fresh = self._mark(found, self._clock())
@@ -214,7 +215,7 @@ class ProcessRegistry:
             strays.send(proc, signo)
 
     def _sweep(self, grace_s: float) -> bool:
-        from vx.run import strays
+        from vx.run.groups import strays
 
         kill_at: float | None = None
         give_up_at: float | None = None

@@ -14,7 +14,7 @@ import os
 import signal
 import termios
 
-from vx.run.registry import killpg
+from vx.run.groups.registry import killpg
 
 
 class Terminal:
