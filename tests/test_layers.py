@@ -24,6 +24,7 @@ LAYER = {
     "vx.history": 3,
     "vx.output": 3,
     "vx.plugins": 3,
+    "vx.otel": 2,  # events in, spans out: it reads nothing of a run but its events
     "vx.selfupdate": 3,
     "vx.manual": 3,
     "vx.watch": 4,

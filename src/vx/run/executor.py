@@ -27,7 +27,7 @@ from vx.run.scheduler import Done, Result, Ticket
 from vx.run.taskenv import StreamMasker, task_env
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from vx.ids import TaskId
     from vx.run.caching import Hit
@@ -52,6 +52,8 @@ class Executor:
         """Restore or execute the ticket's task; the answer says what it means downstream."""
         node = self.ctx.plan.nodes[ticket.id]
         cache = self.ctx.cache
+        handed = self.ctx.task_env
+        extra = handed(ticket.id, self.ctx.plan.graph.deps.get(ticket.id, ())) if handed else None
         if cache.cached(ticket.id):
             done = self._try_hit(node)
             if done is not None:
@@ -62,8 +64,8 @@ class Executor:
             msg = f"{ticket.id} has no command to run"
             raise AssertionError(msg)
         if spec.persistent:
-            return self._serve(node, spec, node.command)
-        return self._execute(node, spec, node.command, ticket)
+            return self._serve(node, spec, node.command, extra)
+        return self._execute(node, spec, node.command, ticket, extra)
 
     def _try_hit(self, node: PlanNode) -> Done | None:
         cache, tid = self.ctx.cache, node.id
@@ -97,7 +99,7 @@ class Executor:
         return _Capture(tid, secrets, self.ctx.emit)
 
     def _process_spec(
-        self, node: PlanNode, spec: ExecSpec, command: str
+        self, node: PlanNode, spec: ExecSpec, command: str, handed: Mapping[str, str] | None
     ) -> tuple[ProcessSpec, tuple[str, ...]]:
         inputs_env = node.task.cache_spec.inputs.env if node.task.cache_spec else ()
         env = task_env(
@@ -108,6 +110,7 @@ class Executor:
             root=self.ctx.root,
             task_id=str(node.id),
             workspace_pass_through=self.ctx.plan.workspace.config.pass_through,
+            handed=handed,
         )
         timeout = spec.timeout_ms if spec.timeout_ms is not None else self.ctx.options.timeout_ms
         from vx.run.process import ProcessSpec  # a run of cache hits spawns nothing
@@ -122,9 +125,16 @@ class Executor:
         )
         return pspec, env.secrets
 
-    def _execute(self, node: PlanNode, spec: ExecSpec, command: str, ticket: Ticket) -> Done:
+    def _execute(
+        self,
+        node: PlanNode,
+        spec: ExecSpec,
+        command: str,
+        ticket: Ticket,
+        handed: Mapping[str, str] | None,
+    ) -> Done:
         tid, cache = node.id, self.ctx.cache
-        pspec, secrets = self._process_spec(node, spec, command)
+        pspec, secrets = self._process_spec(node, spec, command, handed)
         miss = cache.miss_reason(tid)
         retries = spec.retries if spec.retries is not None else self.ctx.options.retry
         if spec.interactive:
@@ -195,12 +205,14 @@ class Executor:
             return TaskStatus.SUCCESS
         return TaskStatus.FAILED
 
-    def _serve(self, node: PlanNode, spec: ExecSpec, command: str) -> Done:
+    def _serve(
+        self, node: PlanNode, spec: ExecSpec, command: str, handed: Mapping[str, str] | None
+    ) -> Done:
         """Start a persistent task and hold the worker until it is ready (or never will be)."""
         from vx.run.process import SpawnError, start_process
 
         tid = node.id
-        pspec, secrets = self._process_spec(node, spec, command)
+        pspec, secrets = self._process_spec(node, spec, command, handed)
         pattern = re.compile(spec.ready_when) if spec.ready_when else None
         capture = _ReadyCapture(tid, secrets, self.ctx.emit, pattern)
         self.ctx.emit(TaskStarted(tid, command))

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from vx.cache.location import CacheLocation
     from vx.events import Event, Notice
     from vx.git import GitSnapshot
+    from vx.ids import TaskId
     from vx.plugins.model import Plugin
     from vx.run.context import ExecOptions
     from vx.run.keys import KeySet
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from vx.workspace.model import Workspace
 
     Sink = Callable[[Event], None]
+    Handed = Callable[[TaskId, tuple[TaskId, ...]], Mapping[str, str]]
 
 __all__ = ["PreparedRun", "RunOptions", "plan_run", "prepare_run", "run", "select_plan"]
 
@@ -128,6 +130,7 @@ class PreparedRun(Record):
     refs_seen: tuple[tuple[str, ...], bytes | None] | None = None
     remote: LayeredCache | None = None  # `cache`, when a plugin supplies a remote layer
     telemetry: tuple[tuple[str, Callable[[Event], None]], ...] = ()
+    task_env: tuple[tuple[str, Handed], ...] = ()
 
     def close(self) -> str | None:
         """Mark the entries the run used and let go of the index; a line to print, if any."""
@@ -442,7 +445,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     notices: list[Notice] = []
     if index.notice:
         notices.append(Notice(f"[vx] {index.notice}"))
-    plugins = _load_plugins(ws)
+    plugins = _traced(_load_plugins(ws), env)
     from vx.plugins.load import remote_cache
 
     off: list[str] = []
@@ -499,6 +502,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
         refs_seen=refs_seen,
         remote=layered,
         telemetry=tuple((p.name, p.telemetry) for p in plugins if p.telemetry is not None),
+        task_env=tuple((p.name, p.task_env) for p in plugins if p.task_env is not None),
     )
 
 
@@ -511,6 +515,20 @@ def _load_plugins(ws: Workspace) -> tuple[Plugin, ...]:
     return load_plugins(
         ws.config.plugins, config_path=ws.config.path or "vx.workspace", root=ws.root
     )
+
+
+def _traced(plugins: tuple[Plugin, ...], env: Mapping[str, str]) -> tuple[Plugin, ...]:
+    """The plugins, with the tracing one added when the environment turns tracing on and the
+    workspace does not declare it already."""
+    from vx.otel.switch import wanted
+
+    if not wanted(env):
+        return plugins
+    from vx.plugins.otel import NAME, plugin
+
+    if any(p.name == NAME for p in plugins):
+        return plugins
+    return (*plugins, plugin(env=env))
 
 
 def _label(cache: LocalCache, layered: LayeredCache | None) -> str:
@@ -567,7 +585,7 @@ def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
     whether to die of it (the CLI does). Requested servers hold the call until one exits.
     """
     emit: Sink = sink or (lambda _event: None)
-    if _may_replay(options):
+    if _may_replay(options) and not _tracing(options):  # a replay would emit no spans
         from vx.run.warm import replay
 
         replayed = replay(options, emit)
@@ -586,6 +604,12 @@ def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
             from vx.events import Notice
 
             emit(Notice(f"[vx] {note}"))
+
+
+def _tracing(options: RunOptions) -> bool:
+    from vx.otel.switch import wanted
+
+    return wanted(_env(options))
 
 
 def _may_replay(options: RunOptions) -> bool:
@@ -609,6 +633,11 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
         emit(Notice(f"[vx] waiting for another vx run (pid {pid}) on this workspace to finish…"))
 
     lock = acquire_run_lock(plan.workspace.root, on_wait=waiting)
+    handed = None
+    if prepared.task_env:
+        from vx.run.telemetry import handed_env
+
+        handed = handed_env(emit, prepared.task_env)
     session = RunSession(
         plan,
         prepared.exec_options,
@@ -619,6 +648,7 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
         tick=options.tick or (lambda: None),
         cache_label=prepared.label,
         release=options.release,
+        task_env=handed,
     )
     with lock, session:
         sweep_staging((plan.workspace.root, *(p.dir for p in plan.workspace.projects)))
