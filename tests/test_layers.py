@@ -25,6 +25,7 @@ LAYER = {
     "vx.output": 3,
     "vx.plugins": 3,
     "vx.otel": 2,  # events in, spans out: it reads nothing of a run but its events
+    "vx.mcp": 4,  # reads the history and plans, and may run tasks (--allow-run)
     "vx.selfupdate": 3,
     "vx.manual": 3,
     "vx.watch": 4,
