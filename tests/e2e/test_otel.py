@@ -142,3 +142,18 @@ def test_a_plain_run_loads_no_tracing(tmp_path: Path) -> None:
         assert "vx.run" in proc.stderr, "the import report was not read"
         assert "opentelemetry" not in proc.stderr
         assert "vx.otel.tracer" not in proc.stderr
+
+
+def test_a_warm_replay_is_traced_too(tmp_path: Path) -> None:
+    ws = make(tmp_path)
+    home = tmp_path / "home"
+    with receiver() as got:
+        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": got.endpoint, "VX_TIMING": "1"}
+        # executed, then up to date (the warm path's snapshot is kept), then replayed
+        runs = [run_vx(["run", "build", "--all"], ws, env=env, home=home) for _ in range(3)]
+    assert ["warm replay" in r.assert_ok().err for r in runs] == [False, False, True], runs
+    traced = got.by_name("vx run")
+    assert len({r.trace_id for r in traced}) == 3
+    replayed = [s for s in got.by_name("a#build") if s.trace_id == traced[2].trace_id]
+    assert [s.attributes["vx.cache.outcome"] for s in replayed] == ["up-to-date"]
+    assert replayed[0].parent_id == traced[2].span_id

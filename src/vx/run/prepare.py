@@ -445,7 +445,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     notices: list[Notice] = []
     if index.notice:
         notices.append(Notice(f"[vx] {index.notice}"))
-    plugins = _traced(_load_plugins(ws), env)
+    plugins = _load_plugins(ws)
     from vx.plugins.load import remote_cache
 
     off: list[str] = []
@@ -517,20 +517,6 @@ def _load_plugins(ws: Workspace) -> tuple[Plugin, ...]:
     )
 
 
-def _traced(plugins: tuple[Plugin, ...], env: Mapping[str, str]) -> tuple[Plugin, ...]:
-    """The plugins, with the tracing one added when the environment turns tracing on and the
-    workspace does not declare it already."""
-    from vx.otel.switch import wanted
-
-    if not wanted(env):
-        return plugins
-    from vx.plugins.otel import NAME, plugin
-
-    if any(p.name == NAME for p in plugins):
-        return plugins
-    return (*plugins, plugin(env=env))
-
-
 def _label(cache: LocalCache, layered: LayeredCache | None) -> str:
     """What the run's header calls its cache."""
     local = cache.axes.answers and cache.index.off is None
@@ -585,19 +571,22 @@ def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
     whether to die of it (the CLI does). Requested servers hold the call until one exits.
     """
     emit: Sink = sink or (lambda _event: None)
-    if _may_replay(options) and not _tracing(options):  # a replay would emit no spans
+    hooks, handed = _env_tracing(options)
+    if _may_replay(options):
         from vx.run.warm import replay
 
-        replayed = replay(options, emit)
+        replayed = replay(options, _tee(emit, hooks))
         if replayed is not None:
             return replayed
     prepared = prepare_run(options)
-    if prepared.telemetry:
-        from vx.run.telemetry import tee
-
-        emit = tee(emit, prepared.telemetry)
+    declared = bool(prepared.telemetry)  # a replay would not feed the workspace's plugins
+    if hooks and hooks[0][0] not in {name for name, _ in prepared.telemetry}:
+        prepared = prepared._replace(
+            telemetry=(*prepared.telemetry, *hooks), task_env=(*prepared.task_env, *handed)
+        )
+    emit = _tee(emit, prepared.telemetry)
     try:
-        return _execute(prepared, emit)
+        return _execute(prepared, emit, rememberable=not declared)
     finally:
         note = prepared.close()
         if note:
@@ -606,10 +595,30 @@ def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
             emit(Notice(f"[vx] {note}"))
 
 
-def _tracing(options: RunOptions) -> bool:
+def _env_tracing(
+    options: RunOptions,
+) -> tuple[tuple[tuple[str, Sink], ...], tuple[tuple[str, Handed], ...]]:
+    """The tracing plugin's hooks when the environment turns tracing on (`vx[otel]` installed
+    and an OTLP endpoint set); made before the warm path, so a replay is traced too."""
     from vx.otel.switch import wanted
 
-    return wanted(_env(options))
+    env = _env(options)
+    if not wanted(env):
+        return (), ()
+    from vx.plugins.otel import plugin
+
+    made = plugin(env=env)
+    if made.telemetry is None or made.task_env is None:
+        raise AssertionError("the tracing plugin fills both telemetry hooks")
+    return ((made.name, made.telemetry),), ((made.name, made.task_env),)
+
+
+def _tee(emit: Sink, hooks: tuple[tuple[str, Sink], ...]) -> Sink:
+    if not hooks:
+        return emit
+    from vx.run.telemetry import tee
+
+    return tee(emit, hooks)
 
 
 def _may_replay(options: RunOptions) -> bool:
@@ -620,7 +629,9 @@ def _may_replay(options: RunOptions) -> bool:
     return options.warm and not options.frozen
 
 
-def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
+def _execute(prepared: PreparedRun, emit: Sink, *, rememberable: bool = True) -> RunOutcome:
+    """Run the prepared plan; `rememberable` False keeps the warm path from standing in for a
+    later run (a workspace telemetry plugin must see every run execute)."""
     from vx.cache.lock import acquire_run_lock
     from vx.cache.staging import sweep as sweep_staging
     from vx.events import Notice
@@ -671,7 +682,7 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
         elif session.held_servers():
             outcome = _hold(session, outcome, emit)
             _rerecord(prepared, outcome)
-        elif _may_replay(options) and not prepared.telemetry:  # a replay would skip telemetry
+        elif _may_replay(options) and rememberable:
             from vx.run.warm import remember
 
             remember(prepared, outcome)
