@@ -1,7 +1,8 @@
 """The `vx mcp` server: the answers listed as MCP tools, served over stdio by the official SDK.
 
-Each tool is a plain function whose parameters the SDK turns into its input schema; the
-docstring is what a client's model reads to pick it, so it says what the tool answers.
+Each tool is a plain function whose parameters the SDK turns into its input schema. Its
+description is what a client's model reads to pick it, so it says what the tool answers; the
+descriptions are a table, not docstrings, which `python -OO` would strip.
 """
 
 from __future__ import annotations
@@ -22,48 +23,54 @@ INSTRUCTIONS = (
     " They never run a task, except run_tasks where the server was started with --allow-run."
 )
 
+DESCRIPTIONS = {
+    "recent_runs": "The most recent vx runs, newest first: command, verdict, task counts, git"
+    " branch and sha. `failed` keeps only runs that failed.",
+    "run_summary": "One recorded run (the latest when no id is given): every task's status,"
+    " cache outcome, key and duration; failed tasks include their output (masked, clipped).",
+    "last_failure": "The latest failed run (or the one named): each failed task's output,"
+    " masked and clipped to its end, and excerpts of the workspace files its output names.",
+    "why_missed": "Why a task (`pkg#task`, or a task name one project ran) executed instead of"
+    " being restored from the cache: the key components that changed since its previous run,"
+    " such as the files edited, and what to do about them.",
+    "plan": "What `vx run TASKS` would do, without running it: every task in dependency order,"
+    " its cache key and whether it would hit or execute. `filters` are `--filter` values"
+    " (`app...`, `!docs`); without them every project's tasks of those names are planned.",
+    "affected": "The tasks a change reaches: the named tasks of the projects changed since"
+    " `base`'s merge base (the workspace's default base when omitted; uncommitted edits"
+    " count), each with the change that reached it.",
+    "task_graph": "A project's declared tasks, each with its command and the tasks it depends on.",
+    "run_tasks": "Run tasks as `vx run TASKS --all` would (cache hits are restored): the run's"
+    " exit code, each task's verdict, and the output of those that failed.",
+}
+
 
 def tools(src: Sources, *, allow_run: bool) -> list[Callable[..., dict[str, Any]]]:
     """The tool functions for these sources; `run_tasks` only when running is allowed."""
 
     def recent_runs(limit: int = 10, failed: bool = False) -> dict[str, Any]:
-        """The most recent vx runs, newest first: command, verdict, counts, git branch and sha.
-
-        `failed` keeps only runs that failed.
-        """
         return _answer(answers.recent_runs, src, limit, failed=failed)
 
     def run_summary(run_id: str | None = None) -> dict[str, Any]:
-        """One recorded run (the latest when no id is given): every task's status, cache
-        outcome, key and duration; failed tasks include their output (masked, clipped)."""
         return _answer(answers.run_tasks_of, src, run_id)
 
     def last_failure(run_id: str | None = None) -> dict[str, Any]:
-        """The latest failed run (or the one named): each failed task's output, masked and
-        clipped to its end, and excerpts of the workspace files its output names."""
         return _answer(answers.last_failure, src, run_id)
 
     def why_missed(task: str, run_id: str | None = None) -> dict[str, Any]:
-        """Why a task (`pkg#task`, or a task name one project ran) executed instead of being
-        restored from the cache: the key components that changed since its previous run,
-        such as the files edited, and what to do about them."""
         return _answer(answers.why_missed, src, task, run_id)
 
     def plan(tasks: list[str], filters: list[str] | None = None) -> dict[str, Any]:
-        """What `vx run TASKS` would do, without running it: every task in dependency order,
-        its cache key and whether it would hit or execute. `filters` are `--filter` values
-        (`app...`, `!docs`); without them every project's tasks of those names are planned."""
         return _answer(answers.plan, src, tasks, filters)
 
     def affected(tasks: list[str], base: str | None = None) -> dict[str, Any]:
-        """The tasks a change reaches: the named tasks of the projects changed since `base`'s
-        merge base (the workspace's default base when omitted, uncommitted edits included),
-        each with the change that reached it."""
         return _answer(answers.affected, src, tasks, base)
 
     def task_graph(project: str) -> dict[str, Any]:
-        """A project's declared tasks, each with its command and the tasks it depends on."""
         return _answer(answers.task_graph, src, project)
+
+    def run_tasks(tasks: list[str]) -> dict[str, Any]:
+        return _answer(answers.run_now, src, tasks)
 
     found: list[Callable[..., dict[str, Any]]] = [
         recent_runs,
@@ -74,15 +81,7 @@ def tools(src: Sources, *, allow_run: bool) -> list[Callable[..., dict[str, Any]
         affected,
         task_graph,
     ]
-    if allow_run:
-
-        def run_tasks(tasks: list[str]) -> dict[str, Any]:
-            """Run tasks as `vx run TASKS --all` would (cache hits are restored): the run's
-            exit code, each task's verdict, and the output of those that failed."""
-            return _answer(answers.run_now, src, tasks)
-
-        found.append(run_tasks)
-    return found
+    return [*found, run_tasks] if allow_run else found
 
 
 def _answer(tool: Callable[..., dict[str, Any]], *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -106,5 +105,5 @@ def serve(src: Sources, *, allow_run: bool) -> None:
 
     server = MCPServer("vx", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     for tool in tools(src, allow_run=allow_run):
-        server.add_tool(tool, name=tool.__name__, description=tool.__doc__)
+        server.add_tool(tool, name=tool.__name__, description=DESCRIPTIONS[tool.__name__])
     server.run("stdio")
