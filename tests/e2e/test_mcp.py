@@ -88,7 +88,7 @@ def test_the_tools_answer_from_the_history_and_the_plan(tmp_path: Path) -> None:
     (ws / "packages/a/src/x.ts").write_text("export const x = 2;\nthrow new Error('boom');\n")
     env = {"API_TOKEN": SECRET}
     run_vx(["run", "test", "--all"], ws, env=env, home=home).assert_code(1)
-    tools, (runs, failure, why, affected, graph) = ask(
+    tools, (runs, failure, why, affected, graph, planned, unknown) = ask(
         ws,
         home,
         [
@@ -97,6 +97,8 @@ def test_the_tools_answer_from_the_history_and_the_plan(tmp_path: Path) -> None:
             ("why_missed", {"task": "a#build"}),
             ("affected", {"tasks": ["build"], "base": "HEAD"}),
             ("task_graph", {"project": "a"}),
+            ("plan", {"tasks": ["build"]}),
+            ("why_missed", {"task": "a#nope"}),
         ],
     )
     assert tools == READ_TOOLS
@@ -110,6 +112,12 @@ def test_the_tools_answer_from_the_history_and_the_plan(tmp_path: Path) -> None:
     changed = why["diff"]["changed"]
     assert [(c["kind"], c["name"]) for c in changed] == [("file", "packages/a/src/x.ts")]
     assert [t["id"] for t in affected["tasks"]] == ["a#build"]
+    assert [(t["id"], t["cacheStatus"]) for t in planned["tasks"]] == [
+        ("a#build", "hit-local"),  # the failed run built the edit first
+        ("b#build", "no-cache"),
+    ]
+    assert unknown.startswith("Error executing tool why_missed: "), unknown
+    assert "a#nope" in unknown
     assert graph["tasks"] == [
         {"id": "a#build", "command": "mkdir -p dist && cp src/x.ts dist/x.ts", "dependsOn": []},
         {"id": "a#test", "command": TEST_COMMAND, "dependsOn": ["a#build"]},

@@ -108,16 +108,17 @@ def why_missed(src: Sources, task: str, run_id: str | None = None) -> dict[str, 
         index.close()
 
 
-def plan(
-    src: Sources, tasks: list[str], filters: list[str] | None = None, *, all_projects: bool = True
-) -> dict[str, Any]:
-    """What `vx run TASKS --dry=json` prints: every task, its key and what the cache would do."""
+def plan(src: Sources, tasks: list[str], filters: list[str] | None = None) -> dict[str, Any]:
+    """What `vx run TASKS --dry=json` prints: every task, its key and what the cache would do.
+
+    Without filters every project's tasks of those names are planned (`--all`): the server
+    runs at the root, where the cwd names no project."""
     from vx.run.prepare import RunOptions, plan_run
 
     options = RunOptions(
         tasks=tuple(tasks),
         cwd=src.root,
-        all=all_projects and not filters,
+        all=not filters,
         filters=tuple(filters or ()),
         env=src.env,
         warm=False,
