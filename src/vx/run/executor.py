@@ -52,8 +52,7 @@ class Executor:
         """Restore or execute the ticket's task; the answer says what it means downstream."""
         node = self.ctx.plan.nodes[ticket.id]
         cache = self.ctx.cache
-        handed = self.ctx.task_env
-        extra = handed(ticket.id, self.ctx.plan.graph.deps.get(ticket.id, ())) if handed else None
+        self._handed(node)  # taken up now: a tracing plugin opens the task's span
         if cache.cached(ticket.id):
             done = self._try_hit(node)
             if done is not None:
@@ -64,8 +63,8 @@ class Executor:
             msg = f"{ticket.id} has no command to run"
             raise AssertionError(msg)
         if spec.persistent:
-            return self._serve(node, spec, node.command, extra)
-        return self._execute(node, spec, node.command, ticket, extra)
+            return self._serve(node, spec, node.command)
+        return self._execute(node, spec, node.command, ticket)
 
     def _try_hit(self, node: PlanNode) -> Done | None:
         cache, tid = self.ctx.cache, node.id
@@ -95,11 +94,16 @@ class Executor:
         )
         return Done(Result.OK)
 
+    def _handed(self, node: PlanNode) -> Mapping[str, str] | None:
+        """What the telemetry plugins hand this task (the same answer each time it is asked)."""
+        ask = self.ctx.task_env
+        return ask(node.id, self.ctx.plan.graph.deps.get(node.id, ())) if ask else None
+
     def _capture(self, tid: TaskId, secrets: tuple[str, ...]) -> _Capture:
         return _Capture(tid, secrets, self.ctx.emit)
 
     def _process_spec(
-        self, node: PlanNode, spec: ExecSpec, command: str, handed: Mapping[str, str] | None
+        self, node: PlanNode, spec: ExecSpec, command: str
     ) -> tuple[ProcessSpec, tuple[str, ...]]:
         inputs_env = node.task.cache_spec.inputs.env if node.task.cache_spec else ()
         env = task_env(
@@ -110,7 +114,7 @@ class Executor:
             root=self.ctx.root,
             task_id=str(node.id),
             workspace_pass_through=self.ctx.plan.workspace.config.pass_through,
-            handed=handed,
+            handed=self._handed(node),
         )
         timeout = spec.timeout_ms if spec.timeout_ms is not None else self.ctx.options.timeout_ms
         from vx.run.process import ProcessSpec  # a run of cache hits spawns nothing
@@ -125,16 +129,9 @@ class Executor:
         )
         return pspec, env.secrets
 
-    def _execute(
-        self,
-        node: PlanNode,
-        spec: ExecSpec,
-        command: str,
-        ticket: Ticket,
-        handed: Mapping[str, str] | None,
-    ) -> Done:
+    def _execute(self, node: PlanNode, spec: ExecSpec, command: str, ticket: Ticket) -> Done:
         tid, cache = node.id, self.ctx.cache
-        pspec, secrets = self._process_spec(node, spec, command, handed)
+        pspec, secrets = self._process_spec(node, spec, command)
         miss = cache.miss_reason(tid)
         retries = spec.retries if spec.retries is not None else self.ctx.options.retry
         if spec.interactive:
@@ -205,14 +202,12 @@ class Executor:
             return TaskStatus.SUCCESS
         return TaskStatus.FAILED
 
-    def _serve(
-        self, node: PlanNode, spec: ExecSpec, command: str, handed: Mapping[str, str] | None
-    ) -> Done:
+    def _serve(self, node: PlanNode, spec: ExecSpec, command: str) -> Done:
         """Start a persistent task and hold the worker until it is ready (or never will be)."""
         from vx.run.process import SpawnError, start_process
 
         tid = node.id
-        pspec, secrets = self._process_spec(node, spec, command, handed)
+        pspec, secrets = self._process_spec(node, spec, command)
         pattern = re.compile(spec.ready_when) if spec.ready_when else None
         capture = _ReadyCapture(tid, secrets, self.ctx.emit, pattern)
         self.ctx.emit(TaskStarted(tid, command))

@@ -3,6 +3,7 @@ variables their `task_env` hooks hand each task."""
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 from vx.events import Notice
@@ -39,10 +40,19 @@ def tee(emit: Sink, hooks: tuple[tuple[str, Sink], ...]) -> Sink:
 
 def handed_env(emit: Sink, hooks: tuple[tuple[str, Handed], ...]) -> Handed:
     """Every named `task_env` hook's variables for a task, merged in order; one that raises is
-    told once and asked no more, and the task runs without its variables."""
+    told once and asked no more, and the task runs without its variables.
+
+    The hooks are asked once per task, when a worker takes it up; asking again (as the
+    executor does when it builds the environment) returns that first answer.
+    """
     live = dict(hooks)
+    answered: dict[TaskId, Mapping[str, str]] = {}
+    lock = threading.Lock()
 
     def handed(tid: TaskId, deps: tuple[TaskId, ...]) -> Mapping[str, str]:
+        with lock:
+            if tid in answered:
+                return answered[tid]
         merged: dict[str, str] = {}
         for name, hook in list(live.items()):
             try:
@@ -51,6 +61,7 @@ def handed_env(emit: Sink, hooks: tuple[tuple[str, Handed], ...]) -> Handed:
                 live.pop(name, None)
                 line = f"[vx] plugin '{name}' failed in task_env: {type(err).__name__}: {err}"
                 emit(Notice(line))
-        return merged
+        with lock:
+            return answered.setdefault(tid, merged)
 
     return handed

@@ -1,5 +1,6 @@
-"""`vx.run.telemetry` and the handed variables: plugins' task_env hooks merge in order, a
-failing one is told once and dropped, and what they hand a task lands last in its env."""
+"""`vx.run.telemetry` and the handed variables: plugins' task_env hooks merge in order, are
+asked once a task, a failing one is told once and dropped, and what they hand a task lands
+last in its env."""
 
 from __future__ import annotations
 
@@ -34,12 +35,14 @@ def test_hooks_merge_in_order_and_a_failing_one_is_dropped_once() -> None:
         raise RuntimeError("no collector")
 
     handed = handed_env(said.append, (("one", first), ("bad", broken), ("two", second)))
-    assert handed(APP, (TaskId("lib", "build"),)) == {"TRACEPARENT": "00-a-b-01", "X": "2"}
-    assert handed(APP, ()) == {"TRACEPARENT": "00-a-b-01", "X": "2"}
+    lib = TaskId("lib", "build")
+    assert handed(APP, (lib,)) == {"TRACEPARENT": "00-a-b-01", "X": "2"}
+    assert handed(APP, (lib,)) == {"TRACEPARENT": "00-a-b-01", "X": "2"}  # asked once a task
+    assert handed(lib, ()) == {"TRACEPARENT": "00-a-b-01", "X": "2"}
     assert said == [
         Notice("[vx] plugin 'bad' failed in task_env: RuntimeError: no collector"),
     ]
-    assert asked == ["first app#build 1", "first app#build 0"]
+    assert asked == ["first app#build 1", "first lib#build 0"]
 
 
 def test_handed_variables_are_set_after_define(tmp_path: Path) -> None:
