@@ -104,6 +104,6 @@ def _plan_doc(plan: RunPlan) -> dict[str, Any]:
 
 
 def _why_doc(explanation: Explanation) -> dict[str, Any]:
-    from vx.cli.why import document
+    from vx.cli.why import _document  # vx why's own --format json document, not a copy
 
-    return document(explanation)
+    return _document(explanation)

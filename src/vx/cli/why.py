@@ -68,7 +68,7 @@ def execute(settings: WhySettings, streams: Streams) -> int:
     task_id = resolve_task(index, target, _cwd_project(settings.cwd))
     found = explain(index, task_id, settings.run_id, store=index.path.parent)
     if settings.format is OutputFormat.JSON:
-        streams.out.write(json.dumps(document(found), indent=2, ensure_ascii=False) + "\n")
+        streams.out.write(json.dumps(_document(found), indent=2, ensure_ascii=False) + "\n")
     else:
         streams.out.write(_text(found))
     return 0
@@ -211,8 +211,7 @@ def _change_json(c: Change) -> dict[str, Any]:
     return doc
 
 
-def document(e: Explanation) -> dict[str, Any]:
-    """The `--format json` answer (what `vx mcp`'s why_missed tool answers too)."""
+def _document(e: Explanation) -> dict[str, Any]:
     from vx.history.why import todo_lines
 
     return {
