@@ -135,3 +135,16 @@ def test_a_run_tool_only_with_allow_run(tmp_path: Path) -> None:
     assert "run_tasks" not in tools
     assert isinstance(refused, str)
     assert "run_tasks" in refused
+
+
+def test_without_the_sdk_vx_mcp_says_what_to_install(tmp_path: Path) -> None:
+    ws = make(tmp_path)
+    shadow = tmp_path / "shadow" / "mcp"  # an `mcp` without the 2.x server package
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("")
+    env = {"PYTHONPATH": str(shadow.parent)}
+    result = run_vx(["mcp"], ws, env=env, home=tmp_path / "home", input_text="")
+    assert (result.code, result.out) == (1, ""), result
+    assert result.err == (
+        "vx mcp needs the MCP Python SDK (2.x), which is not installed — pip install 'vx[mcp]'\n"
+    )

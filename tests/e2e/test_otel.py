@@ -157,3 +157,21 @@ def test_a_warm_replay_is_traced_too(tmp_path: Path) -> None:
     replayed = [s for s in got.by_name("a#build") if s.trace_id == traced[2].trace_id]
     assert [s.attributes["vx.cache.outcome"] for s in replayed] == ["up-to-date"]
     assert replayed[0].parent_id == traced[2].span_id
+
+
+def test_without_the_extra_an_endpoint_is_ignored_and_the_plugin_refused(tmp_path: Path) -> None:
+    ws = make(tmp_path)
+    shadow = tmp_path / "shadow" / "opentelemetry"  # an `opentelemetry` with no SDK in it
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("")
+    home = tmp_path / "home"
+    env = {"PYTHONPATH": str(shadow.parent), "OTEL_EXPORTER_OTLP_ENDPOINT": closed_port()}
+    quiet = run_vx(["run", "build", "--all"], ws, env=env, home=home).assert_ok()
+    assert "trace" not in quiet.err
+    (ws / "vx.workspace.json").write_text('{"plugins": ["vx.plugins.otel:plugin"]}')
+    refused = run_vx(["run", "build", "--all", "--force"], ws, env=env, home=home)
+    assert refused.code == 1, refused
+    assert refused.err == (
+        "plugin 'vx-otel' needs opentelemetry-sdk and its OTLP/HTTP exporter, which are not"
+        " installed — pip install 'vx[otel]'\n"
+    )

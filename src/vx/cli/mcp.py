@@ -75,15 +75,13 @@ def execute(settings: McpSettings, streams: Streams) -> int:
     from vx.mcp.answers import Sources
     from vx.workspace.discover import find_root
 
-    try:
-        from vx.mcp.server import serve
-    except ModuleNotFoundError as err:
-        if not (err.name or "").startswith("mcp"):
-            raise
+    if not _sdk_installed():
         raise UserError(
             ErrorCode.USAGE,
-            "vx mcp needs the MCP Python SDK, which is not installed — pip install 'vx[mcp]'",
-        ) from None
+            "vx mcp needs the MCP Python SDK (2.x), which is not installed — pip install 'vx[mcp]'",
+        )
+    from vx.mcp.server import serve
+
     root = find_root(settings.cwd).root
     sources = Sources(
         root=root,
@@ -94,6 +92,16 @@ def execute(settings: McpSettings, streams: Streams) -> int:
     )
     serve(sources, allow_run=settings.allow_run)
     return 0
+
+
+def _sdk_installed() -> bool:
+    """The SDK's server package can be imported (2.x names it `mcp.server.mcpserver`)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("mcp.server.mcpserver") is not None
+    except ImportError:  # no `mcp`, or one whose `server` is no package
+        return False
 
 
 def _plan_doc(plan: RunPlan) -> dict[str, Any]:
