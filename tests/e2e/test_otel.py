@@ -21,6 +21,9 @@ pytest.importorskip(
 )
 
 SECRET = "s3cr3t-Value-9f2b"  # noqa: S105  a value no span may carry
+# A receiver that is up gets time to answer however loaded the machine is: the 2 s bound is
+# the down and hung collectors' business.
+PATIENT = {"OTEL_EXPORTER_OTLP_TIMEOUT": "60"}
 
 
 def make(tmp_path: Path) -> Path:
@@ -55,7 +58,7 @@ def test_a_run_is_traced_with_parentage_verdicts_and_a_task_traceparent(tmp_path
     home = tmp_path / "home"
     run_vx(["run", "build", "--all"], ws, home=home).assert_ok()
     with receiver() as got:
-        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": got.endpoint, "API_TOKEN": SECRET}
+        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": got.endpoint, "API_TOKEN": SECRET, **PATIENT}
         result = run_vx(["run", "check", "--all"], ws, env=env, home=home).assert_code(1)
     assert "dropped" not in result.err, result
     assert got.requests == 1
@@ -88,6 +91,7 @@ def test_a_callers_traceparent_is_the_runs_parent(tmp_path: Path) -> None:
         env = {
             "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": got.endpoint + "/v1/traces",
             "TRACEPARENT": f"00-{outer_trace}-{outer_span}-01",
+            **PATIENT,
         }
         run_vx(["run", "build", "--all"], ws, env=env, home=tmp_path / "home").assert_ok()
     (run,) = got.by_name("vx run")
@@ -148,7 +152,7 @@ def test_a_warm_replay_is_traced_too(tmp_path: Path) -> None:
     ws = make(tmp_path)
     home = tmp_path / "home"
     with receiver() as got:
-        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": got.endpoint, "VX_TIMING": "1"}
+        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": got.endpoint, "VX_TIMING": "1", **PATIENT}
         # executed, then up to date (the warm path's snapshot is kept), then replayed
         runs = [run_vx(["run", "build", "--all"], ws, env=env, home=home) for _ in range(3)]
     assert ["warm replay" in r.assert_ok().err for r in runs] == [False, False, True], runs

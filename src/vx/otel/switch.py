@@ -40,3 +40,17 @@ def wanted(env: Mapping[str, str]) -> bool:
     if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return False
     return installed()
+
+
+def export_bound(env: Mapping[str, str], default: float) -> float:
+    """How long a run's export may take, in seconds: the standard
+    `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT` or `OTEL_EXPORTER_OTLP_TIMEOUT` as the Python SDK reads
+    them (seconds), else `default`; a value that is not a positive number is ignored."""
+    for name in ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"):
+        try:
+            value = float(env.get(name, ""))
+        except ValueError:
+            continue
+        if 0 < value < float("inf"):
+            return value
+    return default

@@ -23,7 +23,7 @@ DEFAULT_ENDPOINT = "http://localhost:4318/v1/traces"
 
 def plugin(*, env: Mapping[str, str] | None = None, err: TextIO | None = None) -> Plugin:
     """A plugin whose `telemetry` seam traces the run and hands each task its `TRACEPARENT`."""
-    from vx.otel.switch import installed, traces_endpoint
+    from vx.otel.switch import export_bound, installed, traces_endpoint
 
     env = os.environ if env is None else env
     if not installed():
@@ -34,12 +34,16 @@ def plugin(*, env: Mapping[str, str] | None = None, err: TextIO | None = None) -
             f"plugin '{NAME}' needs opentelemetry-sdk and its OTLP/HTTP exporter, which are not"
             " installed — pip install 'vx[otel]'",
         )
-    from vx.otel.export import Shipper, otlp_exporter, resource_for
+    from vx.otel.export import BOUND_S, Shipper, otlp_exporter, resource_for
     from vx.otel.tracer import RunTracer
 
     endpoint = traces_endpoint(env) or DEFAULT_ENDPOINT
+    bound = export_bound(env, BOUND_S)
     shipper = Shipper(
-        lambda: otlp_exporter(endpoint), endpoint=endpoint, err=sys.stderr if err is None else err
+        lambda: otlp_exporter(endpoint, bound),
+        endpoint=endpoint,
+        err=sys.stderr if err is None else err,
+        bound_s=bound,
     )
     tracer = RunTracer(resource=resource_for(env), ship=shipper.ship, env=env)
     return Plugin(name=NAME, telemetry=tracer.on_event, task_env=tracer.task_env)

@@ -18,7 +18,7 @@ from vx.events import (
     TaskStatus,
 )
 from vx.ids import TaskId
-from vx.otel.switch import traces_endpoint, wanted
+from vx.otel.switch import export_bound, traces_endpoint, wanted
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
@@ -61,6 +61,21 @@ def test_the_endpoint_follows_the_standard_variables(
     env: dict[str, str], endpoint: str | None
 ) -> None:
     assert traces_endpoint(env) == endpoint
+
+
+@pytest.mark.parametrize(
+    ("env", "bound"),
+    [
+        ({}, 2.0),
+        ({"OTEL_EXPORTER_OTLP_TIMEOUT": "5"}, 5.0),
+        ({"OTEL_EXPORTER_OTLP_TIMEOUT": "5", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "0.5"}, 0.5),
+        ({"OTEL_EXPORTER_OTLP_TIMEOUT": "soon"}, 2.0),
+        ({"OTEL_EXPORTER_OTLP_TIMEOUT": "-1"}, 2.0),
+        ({"OTEL_EXPORTER_OTLP_TIMEOUT": "inf"}, 2.0),
+    ],
+)
+def test_the_export_bound_follows_the_sdks_timeout(env: dict[str, str], bound: float) -> None:
+    assert export_bound(env, 2.0) == bound
 
 
 def test_the_sdk_switch_turns_tracing_off() -> None:
