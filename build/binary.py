@@ -28,10 +28,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 # Modules vx never imports at run time but that something it reaches may name: left out, so
-# the build compiles (and the folder carries) none of them.
+# the build compiles (and the folder carries) none of them. The `otel` and `mcp` extras are
+# pip installs (the binary has no site-packages to add them to): vx sees them missing.
 _NOT_SHIPPED = (
     "pytest,_pytest,setuptools,pip,nuitka,IPython,unittest,doctest,pydoc,pydoc_data,tkinter,"
-    "idlelib,lib2to3,ensurepip,distutils,test"
+    "idlelib,lib2to3,ensurepip,distutils,test,opentelemetry,mcp,mcp_types"
 )
 
 

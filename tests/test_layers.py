@@ -25,6 +25,7 @@ LAYER = {
     "vx.adopt": 4,
     "vx.prune": 4,
     "vx.graph": 5,
+    "vx.otel": 5,  # events in, spans out: it reads nothing of a run but its events
     "vx.cache": 5,
     "vx.run": 6,
     "vx.history": 6,
@@ -33,6 +34,7 @@ LAYER = {
     "vx.manual": 6,
     "vx.selfupdate": 7,  # over run: `vx upgrade` asks the new binary its version through run/process
     "vx.watch": 7,
+    "vx.mcp": 7,  # reads the history and plans, and may run tasks (--allow-run)
     "vx.cli": 8,
     "vx.__main__": 9,  # `python -m vx`, over the CLI: its entry, or the platform wheel's binary
     "vx": 8,  # the public API (`vx.run`, `vx.plan_run`) sits beside the CLI, over the engine

@@ -38,12 +38,48 @@ def entry() -> NoReturn:
         from vx.cli.main import main
 
         code = main()
+    if any(name in sys.modules for name in _EXTENDED):
+        _run_exit_handlers()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
             silence_stdout()
     os._exit(code)
+
+
+# Loaded only when a plugin or an optional extra was: the code that may have registered an
+# `atexit` handler (a telemetry SDK's flush) that the fast exit would otherwise skip.
+_EXTENDED = ("vx.plugins.load", "opentelemetry", "mcp", "grpc")
+EXIT_HANDLERS_S = 2.0
+
+
+def _run_exit_handlers() -> None:
+    """Run the `atexit` handlers, as a normal interpreter exit would, for at most 2 s.
+
+    They run on a daemon thread so one that hangs (a flush to a dead collector) cannot hold
+    the exit: past the bound vx says so once and leaves without them.
+    """
+    import atexit
+    import threading
+
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            atexit._run_exitfuncs()  # the interpreter's own exit step, run before _exit
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="vx-atexit", daemon=True).start()
+    if not done.wait(EXIT_HANDLERS_S):
+        import contextlib
+
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(
+                f"vx: exit handlers still running after {EXIT_HANDLERS_S:g} s;"
+                " leaving without them\n"
+            )
 
 
 def _say(text: str) -> int:

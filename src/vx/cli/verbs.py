@@ -93,6 +93,12 @@ VERBS: tuple[Verb, ...] = (
         "explain why a task re-ran: its key's components against its previous run's",
     ),
     Verb(
+        "mcp",
+        "vx.cli.mcp",
+        ("vx mcp [--allow-run] [--cache-dir <path>]",),
+        "serve the history, failures, miss reasons and plans to an MCP client over stdio",
+    ),
+    Verb(
         "init",
         "vx.cli.init",
         (("vx init [--dry] [--force] [--toml | --py] [--native | --keep] [--format pretty|json]"),),

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
     from vx.cache.remote.base import RemoteCache
     from vx.events import Event
+    from vx.ids import TaskId
 
 SEAMS = ("cache", "telemetry", "commands")
 """The seams a plugin may fill, in the order a run meets them (what `vx info` lists)."""
@@ -58,19 +59,23 @@ class Plugin(Record):
     `name` is what notices, `vx info` and `vx help` call it. `cache` builds the remote layer a
     run reads after the local cache and writes behind it; `telemetry` is called with every
     event of a run (on the run's threads: keep it quick); `commands` are verbs by name.
+    `task_env`, part of the telemetry seam, is called as a worker takes a task up, with the
+    task and its direct dependencies, and returns variables set in that task's environment
+    (a trace context such as `TRACEPARENT`); they are never part of a cache key.
     """
 
     name: str
     cache: Callable[[CacheContext], RemoteCache] | None = None
     commands: Mapping[str, Command] = MappingProxyType({})
     telemetry: Callable[[Event], None] | None = None
+    task_env: Callable[[TaskId, tuple[TaskId, ...]], Mapping[str, str]] | None = None
 
     @property
     def seams(self) -> tuple[str, ...]:
         """The seams this plugin fills, in `SEAMS` order."""
         filled = {
             "cache": self.cache is not None,
-            "telemetry": self.telemetry is not None,
+            "telemetry": self.telemetry is not None or self.task_env is not None,
             "commands": bool(self.commands),
         }
         return tuple(s for s in SEAMS if filled[s])

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from vx.events import Event
+    from vx.ids import TaskId
     from vx.run.caching import TaskCache
     from vx.run.groups.registry import ProcessRegistry
     from vx.run.plan import RunPlan
@@ -41,7 +42,8 @@ class RunContext(Record):
 
     `stopping` is set by a stop signal, `halted` by fail-fast (`--continue=never`): either
     way an in-flight task finishes its attempt and starts no retry. `released` ends the wait
-    for servers not yet ready (`RunOptions.release`).
+    for servers not yet ready (`RunOptions.release`). `task_env`, when a telemetry plugin
+    supplies it, is asked for extra variables as a worker takes a task up.
     """
 
     plan: RunPlan
@@ -56,3 +58,4 @@ class RunContext(Record):
     stopping: threading.Event
     halted: threading.Event
     released: threading.Event
+    task_env: Callable[[TaskId, tuple[TaskId, ...]], Mapping[str, str]] | None = None

@@ -28,7 +28,7 @@ from vx.run.scheduler import Done, Result, Ticket
 from vx.run.taskenv import StreamMasker, task_env
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from vx.ids import TaskId
     from vx.run.context import RunContext
@@ -52,6 +52,7 @@ class Executor:
         """Restore or execute the ticket's task; the answer says what it means downstream."""
         node = self.ctx.plan.nodes[ticket.id]
         cache = self.ctx.cache
+        self._handed(node)  # taken up now: a tracing plugin opens the task's span
         if cache.cached(ticket.id):
             done = self._try_hit(node)
             if done is not None:
@@ -79,6 +80,11 @@ class Executor:
         emit_hit(self.ctx.emit, tid, hit, restored=restored, started=started, clock=self.clock)
         return Done(Result.OK)
 
+    def _handed(self, node: PlanNode) -> Mapping[str, str] | None:
+        """What the telemetry plugins hand this task (the same answer each time it is asked)."""
+        ask = self.ctx.task_env
+        return ask(node.id, self.ctx.plan.graph.deps.get(node.id, ())) if ask else None
+
     def _capture(self, tid: TaskId, secrets: tuple[str, ...]) -> _Capture:
         return _Capture(tid, secrets, self.ctx.emit)
 
@@ -94,6 +100,7 @@ class Executor:
             root=self.ctx.root,
             task_id=str(node.id),
             workspace_pass_through=self.ctx.plan.workspace.config.pass_through,
+            handed=self._handed(node),
         )
         timeout = spec.timeout_ms if spec.timeout_ms is not None else self.ctx.options.timeout_ms
         from vx.run.process import ProcessSpec  # a run of cache hits spawns nothing

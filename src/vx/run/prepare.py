@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from vx.cache.location import CacheLocation
     from vx.events import Event, Notice
     from vx.git import GitSnapshot
+    from vx.ids import TaskId
     from vx.plugins.model import Plugin
     from vx.run.context import ExecOptions
     from vx.run.keys import KeySet
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from vx.workspace.model import Workspace
 
     Sink = Callable[[Event], None]
+    Handed = Callable[[TaskId, tuple[TaskId, ...]], Mapping[str, str]]
 
 __all__ = ["PreparedRun", "RunOptions", "plan_run", "prepare_run", "run", "select_plan"]
 
@@ -128,6 +130,7 @@ class PreparedRun(Record):
     refs_seen: tuple[tuple[str, ...], bytes | None] | None = None
     remote: LayeredCache | None = None  # `cache`, when a plugin supplies a remote layer
     telemetry: tuple[tuple[str, Callable[[Event], None]], ...] = ()
+    task_env: tuple[tuple[str, Handed], ...] = ()
 
     def close(self) -> str | None:
         """Mark the entries the run used and let go of the index; a line to print, if any."""
@@ -492,6 +495,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
         refs_seen=refs_seen,
         remote=layered,
         telemetry=tuple((p.name, p.telemetry) for p in plugins if p.telemetry is not None),
+        task_env=tuple((p.name, p.task_env) for p in plugins if p.task_env is not None),
     )
 
 
@@ -560,25 +564,54 @@ def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
     whether to die of it (the CLI does). Requested servers hold the call until one exits.
     """
     emit: Sink = sink or (lambda _event: None)
+    hooks, handed = _env_tracing(options)
     if _may_replay(options):
         from vx.run.warm import replay
 
-        replayed = replay(options, emit)
+        replayed = replay(options, _tee(emit, hooks))
         if replayed is not None:
             return replayed
     prepared = prepare_run(options)
-    if prepared.telemetry:
-        from vx.run.telemetry import tee
-
-        emit = tee(emit, prepared.telemetry)
+    declared = bool(prepared.telemetry)  # a replay would not feed the workspace's plugins
+    if hooks and hooks[0][0] not in {name for name, _ in prepared.telemetry}:
+        prepared = prepared._replace(
+            telemetry=(*prepared.telemetry, *hooks), task_env=(*prepared.task_env, *handed)
+        )
+    emit = _tee(emit, prepared.telemetry)
     try:
-        return _execute(prepared, emit)
+        return _execute(prepared, emit, rememberable=not declared)
     finally:
         note = prepared.close()
         if note:
             from vx.events import Notice
 
             emit(Notice(f"[vx] {note}"))
+
+
+def _env_tracing(
+    options: RunOptions,
+) -> tuple[tuple[tuple[str, Sink], ...], tuple[tuple[str, Handed], ...]]:
+    """The tracing plugin's hooks when the environment turns tracing on (`vx[otel]` installed
+    and an OTLP endpoint set); made before the warm path, so a replay is traced too."""
+    from vx.otel.switch import wanted
+
+    env = _env(options)
+    if not wanted(env):
+        return (), ()
+    from vx.plugins.otel import plugin
+
+    made = plugin(env=env)
+    if made.telemetry is None or made.task_env is None:
+        raise AssertionError("the tracing plugin fills both telemetry hooks")
+    return ((made.name, made.telemetry),), ((made.name, made.task_env),)
+
+
+def _tee(emit: Sink, hooks: tuple[tuple[str, Sink], ...]) -> Sink:
+    if not hooks:
+        return emit
+    from vx.run.telemetry import tee
+
+    return tee(emit, hooks)
 
 
 def _may_replay(options: RunOptions) -> bool:
@@ -589,7 +622,9 @@ def _may_replay(options: RunOptions) -> bool:
     return options.warm and not options.frozen
 
 
-def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
+def _execute(prepared: PreparedRun, emit: Sink, *, rememberable: bool = True) -> RunOutcome:
+    """Run the prepared plan; `rememberable` False keeps the warm path from standing in for a
+    later run (a workspace telemetry plugin must see every run execute)."""
     from vx.cache.runlock import acquire_run_lock
     from vx.cache.staging import sweep as sweep_staging
     from vx.events import Notice
@@ -603,6 +638,11 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
         emit(Notice(f"[vx] waiting for another vx run (pid {pid}) on this workspace to finish…"))
 
     lock = acquire_run_lock(plan.workspace.root, on_wait=waiting)
+    handed = None
+    if prepared.task_env:
+        from vx.run.telemetry import handed_env
+
+        handed = handed_env(emit, prepared.task_env)
     session = RunSession(
         plan,
         prepared.exec_options,
@@ -614,6 +654,7 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
         tick=options.tick or (lambda: None),
         cache_label=prepared.label,
         release=options.release,
+        task_env=handed,
     )
     with lock, session:
         sweep_staging((plan.workspace.root, *(p.dir for p in plan.workspace.projects)))
@@ -636,7 +677,7 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
         elif session.held_servers():
             outcome = _hold(session, outcome, emit)
             _rerecord(prepared, outcome)
-        elif _may_replay(options) and not prepared.telemetry:  # a replay would skip telemetry
+        elif _may_replay(options) and rememberable:
             from vx.run.warm import remember
 
             remember(prepared, outcome)

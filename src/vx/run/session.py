@@ -60,6 +60,7 @@ class RunSession:
         tick: Callable[[], None] = lambda: None,
         cache_label: str = "local cache",
         release: Release | None = None,
+        task_env: Callable[[TaskId, tuple[TaskId, ...]], Mapping[str, str]] | None = None,
     ) -> None:
         self.plan = plan
         self.options = options
@@ -92,6 +93,7 @@ class RunSession:
             stopping=self.signals.stopping,
             halted=threading.Event(),
             released=release.event if release is not None else threading.Event(),
+            task_env=task_env,
         )
         self._started_at = wall()
         self._t0 = clock()

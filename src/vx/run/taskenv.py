@@ -68,19 +68,23 @@ def task_env(
     root: Path,
     task_id: str,
     workspace_pass_through: Iterable[str] = (),
+    handed: Mapping[str, str] | None = None,
 ) -> TaskEnv:
     """Build a task's environment from base (vx's own) and what the task declares.
 
     Only named variables pass: the baseline, the workspace's and the task's `passThrough`,
     `secret` and the cache's declared `inputs.env` (a trailing `*` matches a prefix), then
     `define` on top. A task cannot see what it does not declare, so its cache key cannot
-    silently depend on it.
+    silently depend on it. `handed` is what a telemetry plugin gives this one execution (the
+    trace context): set last, and, like vx's own variables, read by no key.
     """
     spec = exec_spec.env
     env: dict[str, str] = {}
     for patterns in received_patterns(exec_spec, inputs_env, workspace_pass_through):
         env.update(_select(base, patterns))
     env.update(spec.define)
+    if handed:
+        env.update(handed)
     env["PATH"] = _prefixed_path(env.get("PATH", os.defpath), project_dir, root)
     env[RUN_WORKSPACE] = str(root)
     env[RUN_TASK] = task_id

@@ -1,0 +1,9 @@
+"""`vx mcp`: a Model Context Protocol server over what vx knows (`vx[mcp]`).
+
+`answers` reads the history and plans, as data; `server` lists them as tools over stdio
+with the official SDK, which only `vx mcp` imports.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []
