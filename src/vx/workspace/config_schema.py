@@ -55,7 +55,9 @@ WORKSPACE_FIELDS = (
     "passThrough",
     "plugins",
     "tasksFrom",
+    "audit",
 )
+AUDIT_MODES = ("off", "warn", "strict")
 # Where a workspace may read its tasks live instead of from vx.config files (workspace/live.py).
 TASKS_FROM = ("turbo", "nx")
 RETENTION_FIELDS = ("olderThan", "maxSize")
@@ -103,7 +105,9 @@ def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
     cache_dir = affected_base = concurrency = timeout = retention = None
     plugins: tuple[object, ...] = ()
     pass_through: tuple[str, ...] = ()
-    tasks_from = None
+    tasks_from = audit = None
+    if "audit" in doc:
+        audit = _one_of(doc["audit"], top.key("audit"), AUDIT_MODES)
     if "tasksFrom" in doc:
         tasks_from = _one_of(doc["tasksFrom"], top.key("tasksFrom"), TASKS_FROM)
     if "cacheDir" in doc:
@@ -130,6 +134,7 @@ def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
         plugins=plugins,
         pass_through=pass_through,
         tasks_from=tasks_from,
+        audit=audit,
     )
 
 
