@@ -206,6 +206,8 @@ class Executor:
 
     def _audited(self, tid: TaskId, audit: AuditReport, status: TaskStatus) -> bool:
         """Say the audit's findings, one line each; True when `strict` refuses the save."""
+        from vx.audit.report import audit_lines
+
         for line in audit_lines(audit):
             self.ctx.emit(Notice(f"[vx] {tid}: {line}"))
         strict = self.ctx.options.audit == "strict"
@@ -323,18 +325,6 @@ class Executor:
             )
         )
         return Done(_RESULT[status])
-
-
-def audit_lines(audit: AuditReport) -> list[str]:
-    """The lines a run says about one task's audit (the live output and `vx why`)."""
-    if not audit.traced:
-        return [f"not traced — {audit.reason}"]
-    lines = [f"audit: {f.line}" for f in audit.findings]
-    if audit.uncacheable:
-        lines.append(f"audit: not cacheable — {audit.uncacheable}")
-    elif audit.suggested:
-        lines.append("audit: no cache block — `vx audit --suggest` shows the one it needs")
-    return lines
 
 
 def _count(n: int) -> str:
