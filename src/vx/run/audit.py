@@ -54,6 +54,8 @@ class TaskAuditor:
         from vx.trace.parse import parse_log
 
         try:
+            if log.stat().st_size == 0:  # the command never started under the tracer
+                return AuditReport(traced=False, reason="the tracer saw nothing run")
             trace = parse_log(log, node.project.dir)
         except OSError as exc:
             return AuditReport(traced=False, reason=f"the trace could not be read: {exc}")

@@ -136,6 +136,20 @@ class Executor:
         log, audit = None, None
         if self.auditor is not None:
             prefix, log, audit = self.auditor.begin(node)
+        refusal = None
+        if spec.sandbox is not None:
+            from vx.trace.sandbox import SandboxUnavailableError, sandbox_prefix
+
+            try:
+                prefix += sandbox_prefix(
+                    self.ctx.root,
+                    node.project.dir,
+                    spec.sandbox.read,
+                    spec.sandbox.write,
+                    path=self.ctx.env.get("PATH"),
+                )
+            except SandboxUnavailableError as exc:
+                refusal = f"sandbox not available: {exc}"  # never run it unsandboxed
         pspec, secrets = self._process_spec(node, spec, command, prefix)
         miss = cache.miss_reason(tid)
         retries = spec.retries if spec.retries is not None else self.ctx.options.retry
@@ -146,13 +160,16 @@ class Executor:
             attempt += 1
             capture = self._capture(tid, secrets)
             self.ctx.emit(TaskStarted(tid, command, attempt))
-            from vx.run.process import run_process
+            from vx.run.process import ProcessResult, run_process
 
-            result = run_process(pspec, capture.feed, registry=self.ctx.registry)
+            if refusal is None:
+                result = run_process(pspec, capture.feed, registry=self.ctx.registry)
+            else:
+                result = ProcessResult(exit_code=1, duration_ms=0.0, spawn_error=refusal)
             if result.spawn_error:
                 capture.feed(Stream.STDERR, result.spawn_error + "\n")
             capture.flush()
-            more = attempt <= retries and ticket.attempts_allowed
+            more = attempt <= retries and ticket.attempts_allowed and refusal is None
             if result.exit_code == 0 or not more or self._halted():
                 break
         status = self._status(result)
