@@ -197,3 +197,28 @@ def test_a_task_with_no_cache_block_gets_one_that_caches(workspace, vx):
     second = vx(["run", "a#build", "--format", "json"], root).assert_ok().json()
     assert second["tasks"][0]["restored"] is True
     assert (root / "packages/a/lib/a.js").read_text() == "a\n"
+
+
+def test_a_plain_run_loads_neither_the_tracer_nor_the_audit(workspace, tmp_path):
+    import subprocess
+    import sys
+
+    from tests.e2e.test_version_imports import _IMPORTED
+
+    from conftest import VX, base_env
+
+    files = tree({"a": ((), _build("mkdir -p dist && cat src/index.txt > dist/o"))})
+    root = workspace(files)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", str(VX), "run", "a#build"],
+        cwd=root,
+        env=base_env({"HOME": str(tmp_path / "home")}),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    modules = set(_IMPORTED.findall(proc.stderr))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "vx.run.executor" in modules, "the import report was not read"
+    assert not {m for m in modules if m.startswith(("vx.trace", "vx.audit", "vx.run.audit"))}

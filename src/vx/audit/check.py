@@ -63,8 +63,7 @@ class WorkspaceView:
                 for name, task in tasks.items()
                 if task.cache_spec is not None
             ]
-        root = next((p for p in ws.projects if p.is_root), None)
-        self.root_deps: Mapping[str, str] = root.dependencies if root else {}
+        self.root_deps = _root_dependencies(ws)
 
     @property
     def tracked(self) -> frozenset[str]:
@@ -189,7 +188,10 @@ class _Audit:
             )
 
     def _covers_input(self, local: str) -> bool:
-        return self.default_inputs or (self.inputs is not None and self.inputs.match(local))
+        """Declared inputs cover it; the default (every file) leaves the outputs out."""
+        if self.default_inputs:
+            return not self.outputs.match(local)
+        return self.inputs is not None and self.inputs.match(local)
 
     def _producer(self, project: Project, local: str, rel: str) -> _Producer | None:
         for producer in self.ws.producers.get(project.name, ()):
@@ -288,6 +290,24 @@ class _Audit:
             (_WS_OUT, tuple(sorted(_dir_glob(p) for p in self.wrote_ws))),
         )
         return tuple((name, entries) for name, entries in fields if entries or name == _IN)
+
+
+def _root_dependencies(ws: Workspace) -> Mapping[str, str]:
+    """The root package.json's dependencies (every field), whether or not the root is a
+    project of the run: its toolchain is what the packages' scripts call."""
+    root = next((p for p in ws.projects if p.is_root), None)
+    if root is not None:
+        return root.dependencies
+    from vx.errors import ConfigError
+    from vx.workspace.manifests import read_package_json
+
+    manifest = ws.root / "package.json"
+    try:
+        return (
+            read_package_json(manifest, "package.json").dependencies if manifest.is_file() else {}
+        )
+    except ConfigError:
+        return {}
 
 
 def _globs(paths: Iterable[str]) -> tuple[str, ...]:
