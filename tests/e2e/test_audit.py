@@ -222,3 +222,33 @@ def test_a_plain_run_loads_neither_the_tracer_nor_the_audit(workspace, tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "vx.run.executor" in modules, "the import report was not read"
     assert not {m for m in modules if m.startswith(("vx.trace", "vx.audit", "vx.run.audit"))}
+
+
+def test_findings_reach_summarize_why_and_vx_audit(workspace, vx, tmp_path):
+    files = tree({"a": ((), _build("mkdir -p dist && cat src/index.txt extra.txt > dist/o"))})
+    files["packages/a/extra.txt"] = "extra\n"
+    root = workspace(files)
+    summary = tmp_path / "summary.json"
+    vx(["run", "a#build", "--audit", f"--summarize={summary}"], root).assert_ok()
+    [row] = json.loads(summary.read_text())["tasks"]
+    [finding] = row["audit"]["findings"]
+    assert finding["value"] == "extra.txt"
+    line = (
+        'reads packages/a/extra.txt, which no input covers — add "extra.txt" to cache.inputs.files'
+    )
+    why = vx(["why", "a#build"], root).assert_ok().out
+    assert why.endswith(f"\n  audit (this run):\n    {line}\n")
+    doc = vx(["why", "a#build", "--format", "json"], root).assert_ok().json()
+    assert doc["audit"]["findings"][0]["line"] == line
+    assert vx(["audit"], root).assert_ok().out == f"a#build: audit: {line}\n"
+    both = vx(["audit", "--suggest", "--apply"], root)
+    assert both.code == 1
+    assert "--suggest and --apply both given" in both.err
+
+
+def test_vx_audit_with_no_audited_run_says_how_to_get_one(workspace, vx):
+    root = workspace(tree({"a": ((), _build("mkdir -p dist && cat src/index.txt > dist/o"))}))
+    vx(["run", "a#build"], root).assert_ok()
+    r = vx(["audit"], root)
+    assert r.code == 1
+    assert "vx audit: no task has been audited yet — run vx run --audit first" in r.err
