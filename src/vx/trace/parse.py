@@ -44,7 +44,6 @@ class _Call(Record):
     result: str
 
 
-_LINE = re.compile(r"(\d+)\s+(.*)")
 _RESUMED = re.compile(r"<\.\.\. [\w?]+ resumed>(.*)")
 _UNFINISHED = " <unfinished ...>"
 _FORKS = frozenset({"clone", "clone3", "fork", "vfork"})
@@ -100,10 +99,13 @@ class _Process:
         return _Process(self.cwd, dict(self.fds))
 
     def resolve(self, path: str, dirfd: str = _CWD) -> str | None:
-        if path.startswith("/"):
-            return posixpath.normpath(path)
-        base = self.cwd if dirfd == _CWD else self.fds.get(dirfd)
-        return None if base is None else posixpath.normpath(posixpath.join(base, path))
+        if not path.startswith("/"):
+            base = self.cwd if dirfd == _CWD else self.fds.get(dirfd)
+            if base is None:
+                return None
+            path = f"{base}/{path}"
+        # normpath only where there is something to normalise: most paths are clean.
+        return posixpath.normpath(path) if "/." in path or "//" in path else path
 
 
 class _Seen:
@@ -179,12 +181,14 @@ def _calls(lines: Iterable[str]) -> Iterator[_Call]:
     """Each complete call, an `<unfinished ...>` half joined to its `<... resumed>` half."""
     pending: dict[int, str] = {}
     for line in lines:
-        match = _LINE.match(line.rstrip("\n"))
-        if match is None:
+        head, _, text = line.rstrip("\n").partition(" ")
+        if not head.isdigit():
             continue
-        pid, text = int(match[1]), match[2]
-        resumed = _RESUMED.match(text)
-        if resumed is not None:
+        pid, text = int(head), text.lstrip(" ")
+        if text.startswith("<..."):
+            resumed = _RESUMED.match(text)
+            if resumed is None:
+                continue
             text = pending.pop(pid, "") + resumed[1]
         if text.endswith(_UNFINISHED):
             pending[pid] = text[: -len(_UNFINISHED)]
