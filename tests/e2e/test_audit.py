@@ -264,3 +264,28 @@ def test_vx_audit_with_no_audited_run_says_how_to_get_one(workspace, vx):
     r = vx(["audit"], root)
     assert r.code == 1
     assert "vx audit: no task has been audited yet — run vx run --audit first" in r.err
+
+
+def test_a_read_git_ignores_is_keyed_through_a_runtime_command(workspace, vx):
+    build = {
+        "exec": "mkdir -p dist && cat .env > dist/o",
+        "cache": {"outputs": {"files": ["dist/**"]}},
+    }
+    files = tree({"a": ((), {"build": build})})
+    files[".gitignore"] = "dist/\n.env\n"
+    files["packages/a/.env"] = "MODE=dev\n"
+    root = workspace(files)
+    r = vx(["run", "a#build", "--audit"], root).assert_ok()
+    line = (
+        "reads packages/a/.env, which git ignores, so no input can key it —"
+        ' add "cat .env" to cache.inputs.runtime'
+    )
+    assert _notices(r.err) == [f"[vx] a#build: audit: {line}"]
+    vx(["audit", "--apply"], root).assert_ok()
+    config = json.loads((root / "packages/a/vx.config.json").read_text())
+    assert config["tasks"]["build"]["cache"]["inputs"] == {"runtime": ["cat .env"]}
+    vx(["run", "a#build"], root).assert_ok()
+    (root / "packages/a/.env").write_text("MODE=prod\n")
+    again = vx(["run", "a#build", "--format", "json"], root).assert_ok().json()
+    assert again["tasks"][0]["miss"]["kind"] == "runtime"
+    assert (root / "packages/a/dist/o").read_text() == "MODE=prod\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,7 +38,17 @@ class WorkspaceView:
     """What every audit of one run shares: the projects by directory, what each task of each
     produces, the files git tracks (read once, when the first audit needs them)."""
 
-    def __init__(self, ws: Workspace, tracked: Callable[[], frozenset[str]]) -> None:
+    def __init__(
+        self,
+        ws: Workspace,
+        tracked: Callable[[], frozenset[str]],
+        *,
+        ignored: Callable[[Iterable[str]], frozenset[str]] = lambda _paths: frozenset(),
+        keyed: frozenset[str] = frozenset(),
+    ) -> None:
+        """`tracked` lists what git tracks (called once, when needed); `ignored` says which of
+        some paths git ignores (so no input can key them); `keyed` names the root files every
+        key holds whatever the config says (the lockfiles, the package-manager files)."""
         self.ws = ws
         self.root = os.fspath(ws.root)
         self.real_root = os.path.realpath(self.root)
@@ -46,6 +57,8 @@ class WorkspaceView:
             skipped.add(posixpath.normpath(ws.config.cache_dir).split("/")[0])
         self.skipped = frozenset(skipped)
         self._tracked_source = tracked
+        self.ignored = ignored
+        self.keyed = keyed
         self._tracked: frozenset[str] | None = None
         self.by_base: dict[str, Project] = {_rel_dir(self.root, p): p for p in ws.projects}
         self._owners: dict[str, tuple[str, Project] | None] = {}
@@ -130,6 +143,7 @@ class _Audit:
         self.wrote_ws: set[str] = set()
         self.written = {p for p in (ws.relative(w) for w in trace.writes) if p is not None}
         self.read_rel: set[str] = set()
+        self.unkeyed: list[str] = []
 
     def report(self) -> AuditReport:
         for path in sorted(self.trace.reads | self.trace.execs):
@@ -141,6 +155,7 @@ class _Audit:
             rel = self.ws.relative(path)
             if rel is not None and os.path.lexists(path):
                 self._write(rel)
+        self._ignored_reads()
         return AuditReport(
             traced=True,
             findings=tuple(self.findings[k] for k in sorted(self.findings)),
@@ -168,16 +183,17 @@ class _Audit:
             rel = real
         if rel in self.written and rel not in self.ws.tracked:
             return  # the task reads back what it wrote
+        if rel in self.ws.keyed or rel == self.view.project.manifest:
+            return  # in every key of the task already
         local = self._local(rel)
         owner = self.ws.owner(rel)
         if local is not None and (owner is None or owner[1].name == self.view.project.name):
             self.read_local.add(local)
-            if (
-                self.cached
-                and not self._covers_input(local)
-                and not self.outputs.match(local)
-                and not self._is_dir(rel)
-            ):
+            if self.outputs.match(local) or not self.cached:
+                return
+            if self._covers_input(local):
+                self.unkeyed.append(rel)
+            elif not self._is_dir(rel):
                 self._add(
                     "undeclared-read",
                     rel,
@@ -194,7 +210,11 @@ class _Audit:
                     self._edge(rel, project, producer)
                 return
         self.read_ws.add(rel)
-        if self.cached and not self.ws_inputs.match(rel) and not self._is_dir(rel):
+        if not self.cached:
+            return
+        if self.ws_inputs.match(rel):
+            self.unkeyed.append(rel)
+        elif not self._is_dir(rel):
             self._add(
                 "undeclared-read",
                 rel,
@@ -202,6 +222,26 @@ class _Audit:
                 rel,
                 f"reads {rel}, outside its package, which no input covers —"
                 f" add {_q(rel)} to {_WS_IN}",
+            )
+
+    def _ignored_reads(self) -> None:
+        """A covered read git ignores is in no key: the key is built from what git sees."""
+        candidates = [
+            rel for rel in self.unkeyed if rel not in self.ws.tracked and not self._is_dir(rel)
+        ]
+        for rel in sorted(self.ws.ignored(candidates) if candidates else ()):
+            local = self._local(rel)
+            if local is None:
+                field, command = "cache.inputs.workspaceRuntime", f"cat {shlex.quote(rel)}"
+            else:
+                field, command = "cache.inputs.runtime", f"cat {shlex.quote(local)}"
+            self._add(
+                "ignored-read",
+                rel,
+                field,
+                command,
+                f"reads {rel}, which git ignores, so no input can key it —"
+                f" add {_q(command)} to {field}",
             )
 
     def _is_dir(self, rel: str) -> bool:

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 from vx.events import AuditReport
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from vx.audit.check import WorkspaceView
     from vx.run.context import RunContext
     from vx.run.plan import PlanNode
@@ -87,9 +89,20 @@ class TaskAuditor:
         with self._lock:
             if self._view is None:
                 from vx.audit.check import WorkspaceView
+                from vx.cache.inputs import WORKSPACE_FILES
 
-                self._view = WorkspaceView(self.ctx.plan.workspace, self._tracked)
+                self._view = WorkspaceView(
+                    self.ctx.plan.workspace,
+                    self._tracked,
+                    ignored=self._ignored,
+                    keyed=frozenset(WORKSPACE_FILES),
+                )
             return self._view
+
+    def _ignored(self, paths: Iterable[str]) -> frozenset[str]:
+        from vx.git import check_ignore
+
+        return check_ignore(self.ctx.root, paths, env=self.ctx.env)
 
     def _tracked(self) -> frozenset[str]:
         from vx.git import GitError, ls_files_stage
