@@ -289,3 +289,16 @@ def test_a_read_git_ignores_is_keyed_through_a_runtime_command(workspace, vx):
     again = vx(["run", "a#build", "--format", "json"], root).assert_ok().json()
     assert again["tasks"][0]["miss"]["kind"] == "runtime"
     assert (root / "packages/a/dist/o").read_text() == "MODE=prod\n"
+
+
+def test_a_task_with_no_cache_block_that_writes_tracked_files_stays_uncached(workspace, vx):
+    files = tree({"a": ((), {"gen": {"exec": "date +%s > src/stamp.txt"}})})
+    files["packages/a/src/stamp.txt"] = "0\n"
+    root = workspace(files)
+    r = vx(["run", "a#gen", "--audit"], root).assert_ok()
+    why = "it rewrites packages/a/src/stamp.txt, which it reads or git tracks"
+    assert f"[vx] a#gen: audit: not cacheable — {why}" in r.err
+    before = (root / "packages/a/vx.config.json").read_text()
+    applied = vx(["audit", "--apply"], root).assert_ok()
+    assert f"vx audit: a#gen stays uncached — {why}\n" in applied.err
+    assert (root / "packages/a/vx.config.json").read_text() == before
