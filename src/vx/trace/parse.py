@@ -205,12 +205,21 @@ _ARGS_READ |= {"fchdir": 1, "open": 2, "creat": 1, "openat": 3, "openat2": 3, "u
 _ARGS_READ |= {"rmdir": 1, "unlinkat": 2, "truncate": 1, "rename": 2, "link": 2, "symlink": 2}
 
 
+# Most lines of a log are a successful `openat(dirfd, "path", FLAGS[, mode]) = fd`: one match.
+_OPENAT = re.compile(
+    r'openat\((AT_FDCWD|\d+), ("(?:[^"\\]|\\.)*"), ([A-Z_|0-9x]+)[^)]*\) += (\d+)$'
+)
+
+
 def _split(pid: int, text: str) -> _Call | None:
     """`name(arg, arg) = result …` → its parts, None for a failed call (it changed nothing).
 
     The result follows the last ` = ` (strace pads before it; error text after it has none).
     Only the arguments a call's reading needs are split, on commas outside strings: the later
     ones (argv arrays, structs) are never read, and splitting them is most of the cost."""
+    fast = _OPENAT.match(text)
+    if fast is not None:
+        return _Call(pid, "openat", [fast[1], fast[2], fast[3]], fast[4])
     open_paren = text.find("(")
     name = text[:open_paren]
     if open_paren <= 0 or not name.replace("_", "").isalnum():
