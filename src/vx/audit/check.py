@@ -19,7 +19,13 @@ if TYPE_CHECKING:
     from vx.util.globs import Matcher
     from vx.workspace.model import Project, TaskDef, Workspace
 
-_SKIPPED_DIRS = frozenset({".git", ".vx"})
+# Top-level entries no config declares: git's, vx's, and the installed dependencies of Yarn
+# Plug'n'Play and of a uv workspace (keyed through the lockfile, as node_modules is).
+_SKIPPED_DIRS = frozenset(
+    {".git", ".vx", ".yarn", ".venv", ".pnp.cjs", ".pnp.loader.mjs", ".pnp.data.json"}
+)
+# Directories skipped wherever they are: installed packages, Python's bytecode.
+_BYPRODUCTS = frozenset({"__pycache__"})
 _MODULES = "node_modules"
 _IN = "cache.inputs.files"
 _WS_IN = "cache.inputs.workspaceFiles"
@@ -174,6 +180,8 @@ class _Audit:
 
     def _read(self, rel: str) -> None:
         parts = rel.split("/")
+        if not _BYPRODUCTS.isdisjoint(parts):
+            return
         if _MODULES in parts:
             if parts[0] == _MODULES:
                 self._toolchain(rel)
@@ -289,7 +297,7 @@ class _Audit:
 
     def _write(self, rel: str) -> None:
         parts = rel.split("/")
-        if _MODULES in parts:
+        if _MODULES in parts or not _BYPRODUCTS.isdisjoint(parts):
             return
         tracked = rel in self.ws.tracked
         local = self._local(rel)
