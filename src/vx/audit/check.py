@@ -197,9 +197,9 @@ class _Audit:
         owner = self.ws.owner(rel)
         if local is not None and (owner is None or owner[1].name == self.view.project.name):
             self.read_local.add(local)
-            if self.outputs.match(local) or not self.cached:
+            if not self.cached or self.outputs.match(local):
                 return
-            if self._covers_input(local):
+            if self.default_inputs or (self.inputs is not None and self.inputs.match(local)):
                 self.unkeyed.append(rel)
             elif not self._is_dir(rel):
                 self._add(
