@@ -17,6 +17,7 @@ LAYER = {
     "vx.ids": 0,
     "vx.git": 0,
     "vx.events": 0,
+    "vx.trace": 0,  # the task tracer and the sandbox probe: stdlib and vx.util only
     "vx.workspace": 1,  # discovery, manifests, configs, the package graph
     "vx.lockfiles": 2,  # the lockfile readers: below the loader, which reads uv.lock's edges
     "vx.foreign": 2,  # turbo.json / nx.json read live: below the loader, which asks them
@@ -24,6 +25,7 @@ LAYER = {
     "vx.selection": 4,
     "vx.adopt": 4,
     "vx.prune": 4,
+    "vx.audit": 4,  # a trace held against the config: workspace model in, findings out
     "vx.graph": 5,
     "vx.otel": 5,  # events in, spans out: it reads nothing of a run but its events
     "vx.cache": 5,
@@ -53,6 +55,7 @@ NEVER = {
 L0_EDGES = {
     "vx.git": {"vx.errors", "vx.ids", "vx.util"},
     "vx.events": {"vx.errors", "vx.ids", "vx.util"},
+    "vx.trace": {"vx.util"},
 }
 
 

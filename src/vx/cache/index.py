@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from vx.cache.manifest import ArtifactInfo
     from vx.events import Stream
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Bumping it resets every table on the next open (never the artifacts); `test_index` pins it."""
 
 INDEX_NAME = "cache.db"

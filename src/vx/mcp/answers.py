@@ -139,9 +139,9 @@ def affected(src: Sources, tasks: list[str], base: str | None = None) -> dict[st
 
 def task_graph(src: Sources, project: str) -> dict[str, Any]:
     """A project's declared tasks, each with its command and the tasks it depends on."""
+    from vx.loader.assemble import load_workspace
     from vx.run.prepare import RunOptions, select_plan
     from vx.util.fuzzy import did_you_mean
-    from vx.loader.assemble import load_workspace
 
     ws = load_workspace(src.root)
     names = [p.name for p in ws.projects]
