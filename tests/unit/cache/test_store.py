@@ -322,9 +322,15 @@ def test_kill_9_during_saves_never_leaves_a_wrong_entry(tmp_path: Path) -> None:
         forker.stdin.write(f"{iteration}\n")
         forker.stdin.flush()
         pid = int(forker.stdout.readline())
+        if iteration % 10 == 9:
+            # Every tenth save is let finish, so the survivors are checked however slow the
+            # machine is (on a loaded one, 0.1 s may end every save before its rename).
+            assert os.WEXITSTATUS(int(forker.stdout.readline())) == 1
+            continue
         time.sleep(rng.uniform(0, 0.1))
         os.kill(pid, signal.SIGKILL)
-        assert os.WTERMSIG(int(forker.stdout.readline())) == signal.SIGKILL
+        status = int(forker.stdout.readline())
+        assert os.WIFEXITED(status) or os.WTERMSIG(status) == signal.SIGKILL
     forker.stdin.close()
     assert forker.wait(timeout=60) == 0, forker.communicate()
     conn = sqlite3.connect(cache / "cache.db")
