@@ -70,6 +70,10 @@ class TaskCache(Protocol):
     def save(self, tid: TaskId, produced: Produced) -> str | None:
         """Keep the outputs and log; a one-line reason when the save failed, else None."""
 
+    def unmatched_outputs(self, tid: TaskId) -> str | None:
+        """The task's output globs, joined, when it declares some and they matched no file
+        after it ran; None otherwise. Asked only after a successful execution."""
+
     def miss_reason(self, tid: TaskId) -> MissReason | None:
         """Why the task must execute: its key against its last entry's; None when uncached.
 
@@ -113,6 +117,9 @@ class NoCache:
         """Nothing to clean: `--no-cache` leaves the tree alone."""
 
     def save(self, tid: TaskId, produced: Produced) -> str | None:  # noqa: ARG002
+        return None
+
+    def unmatched_outputs(self, tid: TaskId) -> str | None:  # noqa: ARG002
         return None
 
     def miss_reason(self, tid: TaskId) -> MissReason | None:  # noqa: ARG002

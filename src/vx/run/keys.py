@@ -15,12 +15,13 @@ from vx.cache.inputs import files_dir, task_components, workspace_fingerprint
 from vx.cache.key import hash_canonical
 from vx.cache.lockkeys import lockfile_keys
 from vx.cache.outputs import check_own_files, prefixes_overlap
-from vx.errors import ErrorCode, UserError
+from vx.errors import ConfigError, ErrorCode, UserError
+from vx.util.globs import covered, fixed_prefix
 from vx.util.record import Record
 from vx.workspace.layout import nested_dirs
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Container, Mapping, Sequence
     from pathlib import Path
 
     from vx.cache.fileids import FileTable
@@ -95,23 +96,76 @@ def derive_keys(
     return KeySet(MappingProxyType(keys), MappingProxyType(components), locks.notes)
 
 
-def check_outputs(plan: RunPlan) -> None:
-    """Refuse output globs that would delete a project's own files, or that two cached tasks
-    of one project share with no edge to order them (which one's outputs would a hit hold?)."""
+def check_outputs(plan: RunPlan, *, files: FileTable, tracked: Container[str]) -> None:
+    """Refuse output globs that would delete a project's own files or a file git tracks, or
+    that two cached tasks of one project share with no edge to order them (which one's
+    outputs would a hit hold?).
+
+    `files` and `tracked` are the run's git snapshot (its file table, and the paths in git's
+    index): the full path has them anyway, and the warm path, which never gets here, replays
+    only while `git status` reads as it did when this check last passed.
+    """
     by_project: dict[str, list[PlanNode]] = {}
+    nested = nested_dirs(plan.workspace)
     for node in plan.nodes.values():
         cache = node.task.cache_spec
-        if cache is None or not cache.outputs.files:
+        if cache is None:
             continue
         config = node.project.config
+        path = config.path if config else ""
         own = ["package.json", "pyproject.toml", *CONFIG_NAMES]
-        check_own_files(config.path if config else "", node.task.name, cache.outputs.files, own)
-        by_project.setdefault(node.project.name, []).append(node)
+        check_own_files(path, node.task.name, cache.outputs.files, own)
+        stops = nested[node.project.name]
+        for field, globs, rel in (
+            ("files", cache.outputs.files, node.project.rel_dir),
+            ("workspaceFiles", cache.outputs.workspace_files, "."),
+        ):
+            hit = tracked_outputs(globs, rel, files=files, tracked=tracked, stop_at=stops)
+            if hit is not None:
+                raise ConfigError(
+                    path,
+                    f"{hit[0]!r} matches {hit[1]}, which git tracks — vx cleans outputs before"
+                    f" each run and would delete it; narrow the glob or add '!{hit[1]}'",
+                    f"tasks.{node.task.name}.cache.outputs.{field}",
+                )
+        if cache.outputs.files:
+            by_project.setdefault(node.project.name, []).append(node)
     graph = plan.graph
     for nodes in by_project.values():
         for i, a in enumerate(nodes):
             for b in nodes[i + 1 :]:
                 _check_pair(a, b, graph.upstream([a.id]), graph.upstream([b.id]))
+
+
+def tracked_outputs(
+    globs: Sequence[str],
+    rel_dir: str,
+    *,
+    files: FileTable,
+    tracked: Container[str],
+    stop_at: Sequence[str] = (),
+) -> tuple[str, str] | None:
+    """The first `(glob, path)` where an output glob relative to `rel_dir` selects a file git
+    tracks (path relative to `rel_dir`), outside the nested projects `stop_at`; None if none.
+
+    Only the files below each glob's literal prefix are looked at, so `dist/**` costs one
+    bisect of the sorted file table however large the project is.
+    """
+    if not any(not g.startswith("!") for g in globs):
+        return None
+    base = "" if rel_dir in (".", "") else rel_dir + "/"
+    holes = tuple(d + "/" for d in stop_at)
+    candidates: dict[str, None] = {}
+    for prefix in {fixed_prefix(g) for g in globs if not g.startswith("!")}:
+        for path in files.paths_with_prefix(base + prefix):
+            if path in tracked and not path.startswith(holes):
+                candidates[path[len(base) :]] = None
+    found = covered(globs, sorted(candidates))
+    if not found:
+        return None
+    first = found[0]
+    glob = next(g for g in reversed(globs) if covered([g], [first]))
+    return glob, first
 
 
 def _check_pair(

@@ -255,16 +255,17 @@ def _keys(
     from vx.cache.runtime import RuntimeProbe
     from vx.run.keys import check_outputs, derive_keys
 
-    check_outputs(plan)
     root = plan.workspace.root
     inside = [
         os.path.relpath(d, root)
         for d in {location.store, location.directory}
         if str(d).startswith(str(root) + os.sep)
     ]
+    files = FileTable(snap, exclude=inside)
+    check_outputs(plan, files=files, tracked=snap.index)
     return derive_keys(
         plan,
-        files=FileTable(snap, exclude=inside),
+        files=files,
         env=env,
         runtime=RuntimeProbe(env=env),
         store=location.store,
@@ -457,7 +458,9 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     cache: LocalCache
     layered = None
     if remote is None:
-        cache = LocalCache(plan, keys, store=Store(location.store), index=index, axes=axes)
+        cache = LocalCache(
+            plan, keys, store=Store(location.store), index=index, axes=axes, tracked=snap.index
+        )
     else:
         from vx.cache.remote.envelope import unpack
         from vx.cache.remote.layered import RemoteLayer
@@ -474,6 +477,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
                 remote, decode=unpack, read=axes.remote_read, write=axes.remote_write
             ),
             deferred=deferrable(plan, Download(options.download)),
+            tracked=snap.index,
         )
         layered.start()
     watch.mark("git, keys, cache")
