@@ -179,6 +179,7 @@ class MissReason(Record):
             "file": f"{name} {self.how}",
             "workspace": f"{name} {self.how}",
             "lockfile": f"{name}: its packages moved",
+            "toolchain": f"{name}: a root dependency moved",
             "package": f"{name} {self.how}",
             "env": f"env {name}",
             "runtime": f"runtime {name}",

@@ -7,6 +7,12 @@ lockfile's content id and the workspace's layout, so a run with an unchanged loc
 small file. Each closure's packages are kept beside it (`<id>.details`, found from a closure
 digest through `lockfiles/index.txt`), which is what lets `vx why` say which package moved.
 A lockfile vx cannot read keeps today's whole-file component, with a note naming it.
+
+The root package's own closure (its dependencies and devDependencies: the bundler, the
+compiler every build runs from the root's `node_modules`) is the workspace's toolchain. As in
+Turborepo's global hash, it joins every task's key as a `toolchain` component, so a bump of a
+root devDependency re-runs the builds; the root project's own tasks already hold it as their
+`lockfile` component.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from typing import TYPE_CHECKING
 from vx.cache.key import KeyComponent, Kind, digest_json
 from vx.util.atomic import write_atomic
 from vx.util.record import Record
-from vx.workspace.lockfiles.model import Locked, LockfileError
+from vx.workspace.lockfiles.model import Locked, LockfileError, LockGraph, Walker
 from vx.workspace.lockfiles.moved import describe
 from vx.workspace.lockfiles.read import (
     LOCKFILES,
@@ -35,16 +41,19 @@ if TYPE_CHECKING:
     from vx.cache.fileids import FileTable
     from vx.workspace.model import Workspace
 
-READER_VERSION = 1
+READER_VERSION = 2
 """Bump when a reader's answer changes: every cached set of digests is then recomputed."""
 ABSENT = "absent"
 DIR_NAME = "lockfiles"
+ROOT_CLOSURE = "\0root"
+"""The digests' entry for the root directory's closure: no project name can hold a NUL."""
 INDEX_NAME = "index.txt"
 
 
 class LockfileKeys(Record):
     """`covered`: lockfiles keyed per project (left out of the workspace fingerprint);
-    `components`: each project's `lockfile` components; `notes`: what to tell the user."""
+    `components`: each project's `lockfile` components, and for every project but the root
+    one the `toolchain` components (the root's own closure); `notes`: what to tell the user."""
 
     covered: frozenset[str]
     components: Mapping[str, tuple[KeyComponent, ...]]
@@ -74,6 +83,11 @@ def lockfile_keys(
         for project, digest in digests.items():
             if project in per_project:
                 per_project[project].append(KeyComponent(Kind.LOCKFILE, name, digest))
+        toolchain = digests.get(ROOT_CLOSURE, ABSENT)
+        if toolchain != ABSENT:
+            for member in ws.projects:
+                if member.rel_dir not in (".", ""):
+                    per_project[member.name].append(KeyComponent(Kind.TOOLCHAIN, name, toolchain))
     return LockfileKeys(
         frozenset(covered), {k: tuple(v) for k, v in per_project.items()}, tuple(notes)
     )
@@ -120,6 +134,7 @@ def _digests(
             digest = closure_digest(install, found_closure)
             answer[project] = digest
             kept[digest] = found_closure
+        answer[ROOT_CLOSURE] = _root_closure(ws, graph, install, answer, kept)
         if cached is not None and write:
             _keep_details(cached.with_suffix(".details"), install, kept)
     if cached is not None and write:
@@ -127,6 +142,26 @@ def _digests(
             cached.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(cached, marshal.dumps(answer))
     return answer
+
+
+def _root_closure(
+    ws: Workspace,
+    graph: LockGraph,
+    install: Mapping[str, str],
+    answer: Mapping[str, str],
+    kept: dict[str, tuple[Locked, ...]],
+) -> str:
+    """The digest of what the root directory installs for itself: the root project's own
+    answer when the root is a project, else its closure walked here (and kept for `vx why`)."""
+    for project in ws.projects:
+        if project.rel_dir in (".", ""):
+            return answer[project.name]
+    found = Walker(graph).closure(".")
+    if found is None:
+        return ABSENT
+    digest = closure_digest(install, found)
+    kept[digest] = found
+    return digest
 
 
 def closure_digest(install: Mapping[str, str], packages: tuple[Locked, ...]) -> str:
