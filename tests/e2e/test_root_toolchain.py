@@ -83,6 +83,12 @@ def test_a_root_dev_dependency_bump_re_runs_every_build_and_why_names_it(
     run_pm(manager, install, root)
     assert git(root, "status", "--porcelain", "--", lockfile).strip(), "the lockfile did not move"
 
+    affected = vx("run", "build", "--affected=main", "--dry=json").assert_ok()
+    tasks = {t["id"]: t for t in json.loads(affected.out)["tasks"]}
+    assert set(tasks) == {"web#build", "api#build"}, affected
+    change = tasks["web#build"]["affected"]["change"]
+    assert change.startswith(f"{lockfile} changed a root dependency (ms 2.1.2 → 2.1.3"), change
+
     bumped = vx("run", "build", "--all", "--format", "json").assert_ok()
     assert _statuses(bumped.out) == {"web#build": "success", "api#build": "success"}, bumped
     why = vx("why", "web#build").assert_ok()
