@@ -17,9 +17,11 @@ LAYER = {
     "vx.ids": 0,
     "vx.git": 0,
     "vx.events": 0,
+    "vx.trace": 0,  # the task tracer and the sandbox probe: stdlib and vx.util only
     "vx.workspace": 1,
     "vx.graph": 2,
     "vx.cache": 2,
+    "vx.audit": 2,  # a trace held against the config: workspace model in, findings out
     "vx.run": 3,
     "vx.history": 3,
     "vx.output": 3,
@@ -38,6 +40,7 @@ MODULE_EDGES = {
 L0_EDGES = {
     "vx.git": {"vx.errors", "vx.ids", "vx.util"},
     "vx.events": {"vx.errors", "vx.ids", "vx.util"},
+    "vx.trace": {"vx.util"},
 }
 
 
