@@ -15,6 +15,8 @@ from tests.conftest import git, make_git_workspace, run_vx
 from tests.e2e.pm_tools import get_manager, run_pm
 from tests.e2e.test_history import schema
 
+from vx.trace.probe import tracing_available
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -101,3 +103,49 @@ def test_a_root_dev_dependency_bump_re_runs_every_build_and_why_names_it(
     assert change["detail"] == ["root dependency ms 2.1.2 → 2.1.3"], doc
     settled = vx("run", "build", "--all", "--format", "json").assert_ok()
     assert set(_statuses(settled.out).values()) == {"cache-hit"}, settled
+
+
+@pytest.mark.skipif(
+    not tracing_available().ok, reason=f"no tracer here: {tracing_available().reason}"
+)
+def test_an_audited_task_keys_only_the_root_dependencies_it_ran(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """`web` reads the root's `ms`, `api` nothing of the root's: once both are audited, a bump
+    of `ms` re-runs `web` alone, and `vx why` names the dependency in the component."""
+    manager = get_manager(tmp_path_factory, "npm")
+    files = _tree("npm", "2.1.2")
+    reads = "mkdir -p dist && cat ../../node_modules/ms/package.json > dist/out.txt"
+    files["packages/web/vx.config.json"] = {
+        "tasks": {"build": {**BUILD["tasks"]["build"], "exec": reads}}
+    }
+    # the audit names root dependencies from the root project's manifest: a root config
+    # makes the root a project
+    files["vx.config.json"] = {"tasks": {}}
+    root = make_git_workspace(tmp_path / "ws", files, commit=False)
+    run_pm(manager, ["install"], root)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "init")
+    home = tmp_path / "home"
+    home.mkdir()
+
+    def vx(*args: str) -> Any:
+        return run_vx(list(args), root, home=home)
+
+    vx("run", "build", "--all", "--audit").assert_ok()
+    last = vx("last", "--format", "json").assert_ok().json()
+    audits = {t["id"]: t["audit"] for t in last["tasks"]}
+    assert [f["value"] for f in audits["web#build"]["findings"]] == ["ms"], audits
+    assert audits["api#build"]["findings"] == [], audits
+    vx("run", "build", "--all").assert_ok()  # the keys narrow once the audits are in
+    again = vx("run", "build", "--all", "--format", "json").assert_ok()
+    assert set(_statuses(again.out).values()) == {"cache-hit"}, again
+
+    (root / "package.json").write_text(json.dumps(_tree("npm", "2.1.3")["package.json"]))
+    run_pm(manager, ["install"], root)
+
+    bumped = vx("run", "build", "--all", "--format", "json").assert_ok()
+    assert _statuses(bumped.out) == {"web#build": "success", "api#build": "cache-hit"}, bumped
+    why = vx("why", "web#build").assert_ok()
+    assert "changed toolchain  package-lock.json ms" in why.out, why
+    assert "toolchain: root dependency ms 2.1.2 → 2.1.3" in why.out, why.out

@@ -12,7 +12,8 @@ The root package's own closure (its dependencies and devDependencies: the bundle
 compiler every build runs from the root's `node_modules`) is the workspace's toolchain. As in
 Turborepo's global hash, it joins every task's key as a `toolchain` component, so a bump of a
 root devDependency re-runs the builds; the root project's own tasks already hold it as their
-`lockfile` component.
+`lockfile` component. Each of the root's direct dependencies' own closures is kept too: a task
+whose latest audit says which root dependencies it ran keys on those alone (`narrowed`).
 """
 
 from __future__ import annotations
@@ -41,12 +42,14 @@ if TYPE_CHECKING:
     from vx.cache.fileids import FileTable
     from vx.workspace.model import Workspace
 
-READER_VERSION = 2
+READER_VERSION = 3
 """Bump when a reader's answer changes: every cached set of digests is then recomputed."""
 ABSENT = "absent"
 DIR_NAME = "lockfiles"
 ROOT_CLOSURE = "\0root"
 """The digests' entry for the root directory's closure: no project name can hold a NUL."""
+ROOT_DEP = "\0dep:"
+"""The prefix of the digests' entry for one direct root dependency's closure."""
 INDEX_NAME = "index.txt"
 
 
@@ -58,6 +61,21 @@ class LockfileKeys(Record):
     covered: frozenset[str]
     components: Mapping[str, tuple[KeyComponent, ...]]
     notes: tuple[str, ...]
+    roots: Mapping[str, Mapping[str, str]] = {}
+    """Lockfile → each direct root dependency's closure digest."""
+
+    def narrowed(self, uses: frozenset[str]) -> tuple[KeyComponent, ...] | None:
+        """The `toolchain` components of a task that runs only the root dependencies `uses`
+        (what its audit found): one per dependency and lockfile, named `<lockfile> <dep>`.
+        None when a name is no direct root dependency of any lockfile: the whole toolchain."""
+        if not all(any(dep in deps for deps in self.roots.values()) for dep in uses):
+            return None
+        return tuple(
+            KeyComponent(Kind.TOOLCHAIN, f"{lock} {dep}", deps[dep])
+            for lock, deps in self.roots.items()
+            for dep in sorted(uses)
+            if dep in deps
+        )
 
 
 def lockfile_keys(
@@ -68,6 +86,7 @@ def lockfile_keys(
     covered: set[str] = set()
     per_project: dict[str, list[KeyComponent]] = {p.name: [] for p in ws.projects}
     notes: list[str] = []
+    roots: dict[str, dict[str, str]] = {}
     for name in LOCKFILES:
         content = files.id_of(name)
         if content is None:
@@ -83,13 +102,14 @@ def lockfile_keys(
         for project, digest in digests.items():
             if project in per_project:
                 per_project[project].append(KeyComponent(Kind.LOCKFILE, name, digest))
+        roots[name] = {k[len(ROOT_DEP) :]: v for k, v in digests.items() if k.startswith(ROOT_DEP)}
         toolchain = digests.get(ROOT_CLOSURE, ABSENT)
         if toolchain != ABSENT:
             for member in ws.projects:
                 if member.rel_dir not in (".", ""):
                     per_project[member.name].append(KeyComponent(Kind.TOOLCHAIN, name, toolchain))
     return LockfileKeys(
-        frozenset(covered), {k: tuple(v) for k, v in per_project.items()}, tuple(notes)
+        frozenset(covered), {k: tuple(v) for k, v in per_project.items()}, tuple(notes), roots
     )
 
 
@@ -135,6 +155,7 @@ def _digests(
             answer[project] = digest
             kept[digest] = found_closure
         answer[ROOT_CLOSURE] = _root_closure(ws, graph, install, answer, kept)
+        answer.update(_root_deps(graph, install, kept))
         if cached is not None and write:
             _keep_details(cached.with_suffix(".details"), install, kept)
     if cached is not None and write:
@@ -162,6 +183,25 @@ def _root_closure(
     digest = closure_digest(install, found)
     kept[digest] = found
     return digest
+
+
+def _root_deps(
+    graph: LockGraph, install: Mapping[str, str], kept: dict[str, tuple[Locked, ...]]
+) -> dict[str, str]:
+    """`ROOT_DEP + name` → the closure digest of each direct root dependency alone (kept for
+    `vx why`), walked as if each were the only dependency of an importer of its own."""
+    own = graph.importers.get(".")
+    if not own:
+        return {}
+    alone = {ROOT_DEP + name: {name: dep} for name, dep in own.items()}
+    walker = Walker(graph._replace(importers={**graph.importers, **alone}))
+    out: dict[str, str] = {}
+    for key in alone:
+        found = walker.closure(key)
+        if found is not None:
+            out[key] = digest = closure_digest(install, found)
+            kept[digest] = found
+    return out
 
 
 def closure_digest(install: Mapping[str, str], packages: tuple[Locked, ...]) -> str:

@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from vx.cache.inputs import files_dir, task_components, workspace_fingerprint
-from vx.cache.key import hash_canonical
+from vx.cache.key import Kind, hash_canonical
 from vx.cache.lockkeys import lockfile_keys
 from vx.cache.outputs import check_own_files, prefixes_overlap
 from vx.errors import ConfigError, ErrorCode, UserError
@@ -21,11 +21,12 @@ from vx.util.record import Record
 from vx.workspace.layout import nested_dirs
 
 if TYPE_CHECKING:
-    from collections.abc import Container, Mapping, Sequence
+    from collections.abc import Callable, Container, Mapping, Sequence
     from pathlib import Path
 
     from vx.cache.fileids import FileTable
     from vx.cache.key import KeyComponent
+    from vx.cache.lockkeys import LockfileKeys
     from vx.cache.runtime import RuntimeProbe
     from vx.ids import TaskId
     from vx.run.plan import PlanNode, RunPlan
@@ -49,15 +50,23 @@ def derive_keys(
     runtime: RuntimeProbe,
     store: Path | None = None,
     write: bool = True,
+    audited: Callable[[], Mapping[TaskId, frozenset[str]]] | None = None,
 ) -> KeySet:
     """Key every task of the plan, dependencies first.
 
     `store` is where the per-project lockfile digests are kept between runs (None: computed
     each time); `write=False` reads them there but keeps nothing new (a plan writes nothing).
+    `audited` gives, for each task whose latest audit traced it, the root dependencies it ran:
+    such a task keys on those alone instead of the root's whole toolchain. It is asked only
+    when a lockfile gave the root's dependencies and the root is a project (whose manifest
+    is what the audit names root dependencies from).
     """
     ws = plan.workspace
     graph = plan.graph
     locks = lockfile_keys(ws, files, store=store, write=write)
+    uses: Mapping[TaskId, frozenset[str]] = {}
+    if audited is not None and ws.root_project is not None and any(locks.roots.values()):
+        uses = audited()
     fingerprint = tuple(c for c in workspace_fingerprint(files) if c.name not in locks.covered)
     nested = nested_dirs(ws)
     bases: dict[str, str] = {}
@@ -89,11 +98,52 @@ def derive_keys(
             group_members=members,
             nested=nested,
             base_dir=base,
-            lockfile=locks.components.get(node.project.name, ()),
+            lockfile=_lockfile(locks, node, uses.get(tid)),
         )
         components[tid] = found
         keys[tid] = hash_canonical(found)
     return KeySet(MappingProxyType(keys), MappingProxyType(components), locks.notes)
+
+
+def _lockfile(
+    locks: LockfileKeys, node: PlanNode, uses: frozenset[str] | None
+) -> tuple[KeyComponent, ...]:
+    """The node's lockfile components, its toolchain narrowed to what its audit saw it run."""
+    found = locks.components.get(node.project.name, ())
+    if uses is None or node.project.rel_dir in (".", ""):
+        return found
+    narrow = locks.narrowed(uses)
+    if narrow is None:
+        return found
+    return (*(c for c in found if c.kind is not Kind.TOOLCHAIN), *narrow)
+
+
+def toolchain_uses(store: Path) -> dict[TaskId, frozenset[str]]:
+    """Each task whose latest audit traced it, with the root dependencies its `toolchain`
+    findings name (none: it ran nothing of the root's), from the index in `store`, read only."""
+    import sqlite3  # the full path's index loads it anyway
+
+    from vx.audit.report import report_from_json
+    from vx.cache.index import read_index
+    from vx.ids import TaskId
+
+    index = read_index(store)
+    if index is None:
+        return {}
+    try:
+        rows = index.latest_audits()
+    except sqlite3.Error:
+        return {}
+    finally:
+        index.close()
+    out: dict[TaskId, frozenset[str]] = {}
+    for row in rows:
+        report = report_from_json(row.report)
+        if report is None or not report.traced:
+            continue
+        names = (f.value for f in report.findings if f.kind == "toolchain" and f.value)
+        out[TaskId(row.project, row.task)] = frozenset(names)
+    return out
 
 
 def check_outputs(plan: RunPlan, *, files: FileTable, tracked: Container[str]) -> None:

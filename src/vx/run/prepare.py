@@ -257,7 +257,7 @@ def _keys(
     """Every task's key; a cache kept inside the work tree is no input of the root project."""
     from vx.cache.fileids import FileTable
     from vx.cache.runtime import RuntimeProbe
-    from vx.run.keys import check_outputs, derive_keys
+    from vx.run.keys import check_outputs, derive_keys, toolchain_uses
 
     root = plan.workspace.root
     inside = [
@@ -274,6 +274,7 @@ def _keys(
         runtime=RuntimeProbe(env=env),
         store=location.store,
         write=write,
+        audited=lambda: toolchain_uses(location.store),
     )
 
 

@@ -608,14 +608,10 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
         if spec is not None:
             prefixes.update((p[:-1], None) for p in spec.inputs.env if p.endswith("*"))
         for comp in prepared.keys.components[node.id]:
-            if comp.kind in (
-                Kind.FILE,
-                Kind.PACKAGE,
-                Kind.WORKSPACE,
-                Kind.LOCKFILE,
-                Kind.TOOLCHAIN,
-            ):
+            if comp.kind in (Kind.FILE, Kind.PACKAGE, Kind.WORKSPACE, Kind.LOCKFILE):
                 paths[os.path.join(root, comp.name)] = None
+            elif comp.kind is Kind.TOOLCHAIN:  # `<lockfile>` or `<lockfile> <dependency>`
+                paths[os.path.join(root, comp.name.partition(" ")[0])] = None
             elif comp.kind is Kind.ENV:
                 envs[comp.name] = comp.digest
             elif comp.kind in (Kind.RUNTIME, Kind.WS_RUNTIME):
