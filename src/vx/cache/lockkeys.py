@@ -8,8 +8,9 @@ small file. Each closure's packages are kept beside it (`<id>.details`, found fr
 digest through `lockfiles/index.txt`), which is what lets `vx why` say which package moved.
 A lockfile vx cannot read keeps today's whole-file component, with a note naming it.
 
-The root package's own closure (its dependencies and devDependencies: the bundler, the
-compiler every build runs from the root's `node_modules`) is the workspace's toolchain. As in
+The closure of the root package's own external dependencies and devDependencies (the bundler,
+the compiler every build runs from the root's `node_modules`; a member the root links is left
+out) is the workspace's toolchain. As in
 Turborepo's global hash, it joins every task's key as a `toolchain` component, so a bump of a
 root devDependency re-runs the builds; the root project's own tasks already hold it as their
 `lockfile` component. Each of the root's direct dependencies' own closures is kept too: a task
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING
 from vx.cache.key import KeyComponent, Kind, digest_json
 from vx.util.atomic import write_atomic
 from vx.util.record import Record
-from vx.workspace.lockfiles.model import Locked, LockfileError, LockGraph, Walker
+from vx.workspace.lockfiles.model import Locked, LockfileError, LockGraph, toolchain_closures
 from vx.workspace.lockfiles.moved import describe
 from vx.workspace.lockfiles.read import (
     LOCKFILES,
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from vx.cache.fileids import FileTable
     from vx.workspace.model import Workspace
 
-READER_VERSION = 3
+READER_VERSION = 4
 """Bump when a reader's answer changes: every cached set of digests is then recomputed."""
 ABSENT = "absent"
 DIR_NAME = "lockfiles"
@@ -154,8 +155,7 @@ def _digests(
             digest = closure_digest(install, found_closure)
             answer[project] = digest
             kept[digest] = found_closure
-        answer[ROOT_CLOSURE] = _root_closure(ws, graph, install, answer, kept)
-        answer.update(_root_deps(graph, install, kept))
+        answer.update(_toolchain(graph, install, kept))
         if cached is not None and write:
             _keep_details(cached.with_suffix(".details"), install, kept)
     if cached is not None and write:
@@ -165,42 +165,16 @@ def _digests(
     return answer
 
 
-def _root_closure(
-    ws: Workspace,
-    graph: LockGraph,
-    install: Mapping[str, str],
-    answer: Mapping[str, str],
-    kept: dict[str, tuple[Locked, ...]],
-) -> str:
-    """The digest of what the root directory installs for itself: the root project's own
-    answer when the root is a project, else its closure walked here (and kept for `vx why`)."""
-    for project in ws.projects:
-        if project.rel_dir in (".", ""):
-            return answer[project.name]
-    found = Walker(graph).closure(".")
-    if found is None:
-        return ABSENT
-    digest = closure_digest(install, found)
-    kept[digest] = found
-    return digest
-
-
-def _root_deps(
+def _toolchain(
     graph: LockGraph, install: Mapping[str, str], kept: dict[str, tuple[Locked, ...]]
 ) -> dict[str, str]:
-    """`ROOT_DEP + name` → the closure digest of each direct root dependency alone (kept for
-    `vx why`), walked as if each were the only dependency of an importer of its own."""
-    own = graph.importers.get(".")
-    if not own:
-        return {}
-    alone = {ROOT_DEP + name: {name: dep} for name, dep in own.items()}
-    walker = Walker(graph._replace(importers={**graph.importers, **alone}))
-    out: dict[str, str] = {}
-    for key in alone:
-        found = walker.closure(key)
-        if found is not None:
-            out[key] = digest = closure_digest(install, found)
-            kept[digest] = found
+    """`ROOT_CLOSURE` → the digest of the root's whole toolchain, `ROOT_DEP + name` → that of
+    each of its packages alone; each closure kept for `vx why`."""
+    out: dict[str, str] = {ROOT_CLOSURE: ABSENT}
+    for name, found in toolchain_closures(graph).items():
+        digest = closure_digest(install, found)
+        out[ROOT_DEP + name if name else ROOT_CLOSURE] = digest
+        kept[digest] = found
     return out
 
 
