@@ -162,9 +162,9 @@ def check_outputs(plan: RunPlan, *, files: FileTable, tracked: Container[str]) -
         if cache is None:
             continue
         config = node.project.config
-        path = config.path if config else ""
         own = ["package.json", "pyproject.toml", *CONFIG_NAMES]
-        check_own_files(path, node.task.name, cache.outputs.files, own)
+        check_own_files(config.path if config else "", node.task.name, cache.outputs.files, own)
+        path = config.path if config else str(node.id)  # a task no vx.config declares
         stops = nested[node.project.name]
         for field, globs, rel in (
             ("files", cache.outputs.files, node.project.rel_dir),
