@@ -7,6 +7,7 @@ a change downstream.
 
 from __future__ import annotations
 
+import functools
 import os
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -170,6 +171,8 @@ def check_outputs(plan: RunPlan, *, files: FileTable, tracked: Container[str]) -
             ("files", cache.outputs.files, node.project.rel_dir),
             ("workspaceFiles", cache.outputs.workspace_files, "."),
         ):
+            if not globs:
+                continue
             hit = tracked_outputs(globs, rel, files=files, tracked=tracked, stop_at=stops)
             if hit is not None:
                 raise ConfigError(
@@ -201,21 +204,27 @@ def tracked_outputs(
     Only the files below each glob's literal prefix are looked at, so `dist/**` costs one
     bisect of the sorted file table however large the project is.
     """
-    if not any(not g.startswith("!") for g in globs):
-        return None
     base = "" if rel_dir in (".", "") else rel_dir + "/"
     holes = tuple(d + "/" for d in stop_at)
     candidates: dict[str, None] = {}
-    for prefix in {fixed_prefix(g) for g in globs if not g.startswith("!")}:
+    for prefix in _prefixes(tuple(globs)):
         for path in files.paths_with_prefix(base + prefix):
             if path in tracked and not path.startswith(holes):
                 candidates[path[len(base) :]] = None
+    if not candidates:
+        return None
     found = covered(globs, sorted(candidates))
     if not found:
         return None
     first = found[0]
     glob = next(g for g in reversed(globs) if covered([g], [first]))
     return glob, first
+
+
+@functools.lru_cache(maxsize=256)
+def _prefixes(globs: tuple[str, ...]) -> frozenset[str]:
+    """The literal prefixes of the positive globs: a hundred tasks share a handful of lists."""
+    return frozenset(fixed_prefix(g) for g in globs if not g.startswith("!"))
 
 
 def _check_pair(
