@@ -33,12 +33,18 @@ BUILD = {
 CASES: dict[str, tuple[str, list[str]]] = {
     "npm": ("package-lock.json", ["install"]),
     "pnpm9": ("pnpm-lock.yaml", ["install", "--no-frozen-lockfile"]),
+    "yarn1": ("yarn.lock", ["install", "--no-progress"]),
+    "yarn4": ("yarn.lock", ["install"]),
+    "bun": ("bun.lock", ["install"]),
 }
 
 
 def _tree(name: str, ms: str) -> dict[str, Any]:
     root: dict[str, Any] = {"name": "root", "private": True, "devDependencies": {"ms": ms}}
-    files: dict[str, Any] = {".gitignore": "node_modules/\ndist/\n"}
+    files: dict[str, Any] = {".gitignore": "node_modules/\ndist/\n.yarn/\n.pnp.*\n"}
+    if name == "yarn4":
+        files["yarn.lock"] = ""
+        files[".yarnrc.yml"] = "nodeLinker: node-modules\nenableTelemetry: false\n"
     if name.startswith("pnpm"):
         files["pnpm-workspace.yaml"] = "packages:\n  - 'packages/*'\n"
     else:

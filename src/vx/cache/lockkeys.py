@@ -128,6 +128,8 @@ def _digests(
         (p.name, p.rel_dir, files.id_of(p.manifest or "") if name in NEEDS_MANIFESTS else "")
         for p in ws.projects
     ]
+    if name in NEEDS_MANIFESTS:
+        layout.append(("", ".", files.id_of("package.json")))  # the root's, a project or not
     cached = None
     if store is not None:
         stem = digest_json([READER_VERSION, name, content, layout])
