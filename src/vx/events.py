@@ -161,8 +161,9 @@ class TaskFinished(Record):
 class AuditFinding(Record):
     """One thing a traced task did that its declaration does not say (`vx run --audit`).
 
-    `kind` is `undeclared-read`, `missing-edge`, `undeclared-write`, `modifies-input` or
-    `toolchain` (a note: the root dependency a task ran, never a misdeclaration); `path` is
+    `kind` is `undeclared-read`, `ignored-read` (covered, but git ignores it, so no key holds
+    it), `missing-edge`, `undeclared-write`, `modifies-input` or `toolchain` (a note: the root
+    dependency a task ran, never a misdeclaration); `path` is
     root-relative; `field` and `value` the config entry to add (`cache.inputs.files`,
     `"src/gen.txt"`), None when nothing declared fixes it; `line` the sentence said about it.
     """

@@ -7,6 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
+from tests.conftest import REPO
 from tests.e2e.runws import tree
 
 from vx.trace.probe import tracing_available
@@ -21,9 +23,16 @@ def _build(command: str, **more: object) -> dict[str, object]:
     return {"build": {"exec": command, "cache": CACHED, **more}}
 
 
+def _valid(name: str, doc: object) -> None:
+    schema = json.loads((REPO / "schemas" / name).read_text())
+    Draft202012Validator.check_schema(schema)
+    Draft202012Validator(schema).validate(doc)
+
+
 def _audit(vx, root: Path, task: str) -> dict[str, object]:
-    """The task's audit in the latest run, from `vx last --format json`."""
+    """The task's audit in the latest run, from `vx last --format json` (schema-checked)."""
     doc = vx(["last", "--format", "json"], root).assert_ok().json()
+    _valid("last.json", doc)
     [row] = [t for t in doc["tasks"] if t["id"] == task]
     return row["audit"]
 
@@ -197,3 +206,99 @@ def test_a_task_with_no_cache_block_gets_one_that_caches(workspace, vx):
     second = vx(["run", "a#build", "--format", "json"], root).assert_ok().json()
     assert second["tasks"][0]["restored"] is True
     assert (root / "packages/a/lib/a.js").read_text() == "a\n"
+
+
+def test_a_plain_run_loads_neither_the_tracer_nor_the_audit(workspace, tmp_path):
+    import subprocess
+    import sys
+
+    from tests.e2e.test_version_imports import _IMPORTED
+
+    from conftest import VX, base_env
+
+    files = tree({"a": ((), _build("mkdir -p dist && cat src/index.txt > dist/o"))})
+    root = workspace(files)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", str(VX), "run", "a#build"],
+        cwd=root,
+        env=base_env({"HOME": str(tmp_path / "home")}),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    modules = set(_IMPORTED.findall(proc.stderr))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "vx.run.executor" in modules, "the import report was not read"
+    assert not {m for m in modules if m.startswith(("vx.trace", "vx.audit", "vx.run.audit"))}
+
+
+def test_findings_reach_summarize_why_and_vx_audit(workspace, vx, tmp_path):
+    files = tree({"a": ((), _build("mkdir -p dist && cat src/index.txt extra.txt > dist/o"))})
+    files["packages/a/extra.txt"] = "extra\n"
+    root = workspace(files)
+    summary = tmp_path / "summary.json"
+    vx(["run", "a#build", "--audit", f"--summarize={summary}"], root).assert_ok()
+    written = json.loads(summary.read_text())
+    _valid("summary.json", written)
+    [row] = written["tasks"]
+    [finding] = row["audit"]["findings"]
+    assert finding["value"] == "extra.txt"
+    line = (
+        'reads packages/a/extra.txt, which no input covers — add "extra.txt" to cache.inputs.files'
+    )
+    why = vx(["why", "a#build"], root).assert_ok().out
+    assert why.endswith(f"\n  audit (this run):\n    {line}\n")
+    doc = vx(["why", "a#build", "--format", "json"], root).assert_ok().json()
+    _valid("why.json", doc)
+    assert doc["audit"]["findings"][0]["line"] == line
+    assert vx(["audit"], root).assert_ok().out == f"a#build: audit: {line}\n"
+    both = vx(["audit", "--suggest", "--apply"], root)
+    assert both.code == 1
+    assert "--suggest and --apply both given" in both.err
+
+
+def test_vx_audit_with_no_audited_run_says_how_to_get_one(workspace, vx):
+    root = workspace(tree({"a": ((), _build("mkdir -p dist && cat src/index.txt > dist/o"))}))
+    vx(["run", "a#build"], root).assert_ok()
+    r = vx(["audit"], root)
+    assert r.code == 1
+    assert "vx audit: no task has been audited yet — run vx run --audit first" in r.err
+
+
+def test_a_read_git_ignores_is_keyed_through_a_runtime_command(workspace, vx):
+    build = {
+        "exec": "mkdir -p dist && cat .env > dist/o",
+        "cache": {"outputs": {"files": ["dist/**"]}},
+    }
+    files = tree({"a": ((), {"build": build})})
+    files[".gitignore"] = "dist/\n.env\n"
+    files["packages/a/.env"] = "MODE=dev\n"
+    root = workspace(files)
+    r = vx(["run", "a#build", "--audit"], root).assert_ok()
+    line = (
+        "reads packages/a/.env, which git ignores, so no input can key it —"
+        ' add "cat .env" to cache.inputs.runtime'
+    )
+    assert _notices(r.err) == [f"[vx] a#build: audit: {line}"]
+    vx(["audit", "--apply"], root).assert_ok()
+    config = json.loads((root / "packages/a/vx.config.json").read_text())
+    assert config["tasks"]["build"]["cache"]["inputs"] == {"runtime": ["cat .env"]}
+    vx(["run", "a#build"], root).assert_ok()
+    (root / "packages/a/.env").write_text("MODE=prod\n")
+    again = vx(["run", "a#build", "--format", "json"], root).assert_ok().json()
+    assert again["tasks"][0]["miss"]["kind"] == "runtime"
+    assert (root / "packages/a/dist/o").read_text() == "MODE=prod\n"
+
+
+def test_a_task_with_no_cache_block_that_writes_tracked_files_stays_uncached(workspace, vx):
+    files = tree({"a": ((), {"gen": {"exec": "date +%s > src/stamp.txt"}})})
+    files["packages/a/src/stamp.txt"] = "0\n"
+    root = workspace(files)
+    r = vx(["run", "a#gen", "--audit"], root).assert_ok()
+    why = "it rewrites packages/a/src/stamp.txt, which it reads or git tracks"
+    assert f"[vx] a#gen: audit: not cacheable — {why}" in r.err
+    before = (root / "packages/a/vx.config.json").read_text()
+    applied = vx(["audit", "--apply"], root).assert_ok()
+    assert f"vx audit: a#gen stays uncached — {why}\n" in applied.err
+    assert (root / "packages/a/vx.config.json").read_text() == before

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import posixpath
+import shlex
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vx.events import AuditFinding, AuditReport
@@ -17,7 +19,13 @@ if TYPE_CHECKING:
     from vx.util.globs import Matcher
     from vx.workspace.model import Project, TaskDef, Workspace
 
-_SKIPPED_DIRS = frozenset({".git", ".vx"})
+# Top-level entries no config declares: git's, vx's, and the installed dependencies of Yarn
+# Plug'n'Play and of a uv workspace (keyed through the lockfile, as node_modules is).
+_SKIPPED_DIRS = frozenset(
+    {".git", ".vx", ".yarn", ".venv", ".pnp.cjs", ".pnp.loader.mjs", ".pnp.data.json"}
+)
+# Directories skipped wherever they are: installed packages, Python's bytecode.
+_BYPRODUCTS = frozenset({"__pycache__"})
 _MODULES = "node_modules"
 _IN = "cache.inputs.files"
 _WS_IN = "cache.inputs.workspaceFiles"
@@ -36,7 +44,17 @@ class WorkspaceView:
     """What every audit of one run shares: the projects by directory, what each task of each
     produces, the files git tracks (read once, when the first audit needs them)."""
 
-    def __init__(self, ws: Workspace, tracked: Callable[[], frozenset[str]]) -> None:
+    def __init__(
+        self,
+        ws: Workspace,
+        tracked: Callable[[], frozenset[str]],
+        *,
+        ignored: Callable[[Iterable[str]], frozenset[str]] = lambda _paths: frozenset(),
+        keyed: frozenset[str] = frozenset(),
+    ) -> None:
+        """`tracked` lists what git tracks (called once, when needed); `ignored` says which of
+        some paths git ignores (so no input can key them); `keyed` names the root files every
+        key holds whatever the config says (the lockfiles, the package-manager files)."""
         self.ws = ws
         self.root = os.fspath(ws.root)
         self.real_root = os.path.realpath(self.root)
@@ -45,11 +63,11 @@ class WorkspaceView:
             skipped.add(posixpath.normpath(ws.config.cache_dir).split("/")[0])
         self.skipped = frozenset(skipped)
         self._tracked_source = tracked
+        self.ignored = ignored
+        self.keyed = keyed
         self._tracked: frozenset[str] | None = None
-        self.bases: list[tuple[str, Project]] = sorted(
-            ((_rel_dir(self.root, p), p) for p in ws.projects),
-            key=lambda item: -len(item[0]),
-        )
+        self.by_base: dict[str, Project] = {_rel_dir(self.root, p): p for p in ws.projects}
+        self._owners: dict[str, tuple[str, Project] | None] = {}
         self.producers: dict[str, list[_Producer]] = {}
         for project in ws.projects:
             tasks = project.config.tasks if project.config else {}
@@ -63,8 +81,7 @@ class WorkspaceView:
                 for name, task in tasks.items()
                 if task.cache_spec is not None
             ]
-        root = next((p for p in ws.projects if p.is_root), None)
-        self.root_deps: Mapping[str, str] = root.dependencies if root else {}
+        self.root_deps = _root_dependencies(ws)
 
     @property
     def tracked(self) -> frozenset[str]:
@@ -81,10 +98,21 @@ class WorkspaceView:
         return None
 
     def owner(self, rel: str) -> tuple[str, Project] | None:
-        for base, project in self.bases:
-            if not base or rel.startswith(base + "/"):
-                return base, project
-        return None
+        """The deepest project holding `rel`: its directories looked up, nearest first (and
+        remembered: a task's reads crowd into a few directories)."""
+        directory = rel.rpartition("/")[0]
+        if directory in self._owners:
+            return self._owners[directory]
+        found: tuple[str, Project] | None = None
+        head = rel
+        while head:
+            head = head.rpartition("/")[0]
+            project = self.by_base.get(head)
+            if project is not None:
+                found = (head, project)
+                break
+        self._owners[directory] = found
+        return found
 
 
 class TaskView(Record):
@@ -120,16 +148,20 @@ class _Audit:
         self.wrote_local: set[str] = set()
         self.wrote_ws: set[str] = set()
         self.written = {p for p in (ws.relative(w) for w in trace.writes) if p is not None}
+        self.read_rel: set[str] = set()
+        self.unkeyed: list[str] = []
 
     def report(self) -> AuditReport:
         for path in sorted(self.trace.reads | self.trace.execs):
             rel = self.ws.relative(path)
             if rel is not None:
+                self.read_rel.add(rel)
                 self._read(rel)
         for path in sorted(self.trace.writes):
             rel = self.ws.relative(path)
             if rel is not None and os.path.lexists(path):
                 self._write(rel)
+        self._ignored_reads()
         return AuditReport(
             traced=True,
             findings=tuple(self.findings[k] for k in sorted(self.findings)),
@@ -148,6 +180,8 @@ class _Audit:
 
     def _read(self, rel: str) -> None:
         parts = rel.split("/")
+        if not _BYPRODUCTS.isdisjoint(parts):
+            return
         if _MODULES in parts:
             if parts[0] == _MODULES:
                 self._toolchain(rel)
@@ -157,11 +191,17 @@ class _Audit:
             rel = real
         if rel in self.written and rel not in self.ws.tracked:
             return  # the task reads back what it wrote
+        if rel in self.ws.keyed or rel == self.view.project.manifest:
+            return  # in every key of the task already
         local = self._local(rel)
         owner = self.ws.owner(rel)
         if local is not None and (owner is None or owner[1].name == self.view.project.name):
             self.read_local.add(local)
-            if self.cached and not self._covers_input(local) and not self.outputs.match(local):
+            if not self.cached or self.outputs.match(local):
+                return
+            if self.default_inputs or (self.inputs is not None and self.inputs.match(local)):
+                self.unkeyed.append(rel)
+            elif not self._is_dir(rel):
                 self._add(
                     "undeclared-read",
                     rel,
@@ -178,7 +218,11 @@ class _Audit:
                     self._edge(rel, project, producer)
                 return
         self.read_ws.add(rel)
-        if self.cached and not self.ws_inputs.match(rel):
+        if not self.cached:
+            return
+        if self.ws_inputs.match(rel):
+            self.unkeyed.append(rel)
+        elif not self._is_dir(rel):
             self._add(
                 "undeclared-read",
                 rel,
@@ -188,8 +232,35 @@ class _Audit:
                 f" add {_q(rel)} to {_WS_IN}",
             )
 
+    def _ignored_reads(self) -> None:
+        """A covered read git ignores is in no key: the key is built from what git sees."""
+        candidates = [
+            rel for rel in self.unkeyed if rel not in self.ws.tracked and not self._is_dir(rel)
+        ]
+        for rel in sorted(self.ws.ignored(candidates) if candidates else ()):
+            local = self._local(rel)
+            if local is None:
+                field, command = "cache.inputs.workspaceRuntime", f"cat {shlex.quote(rel)}"
+            else:
+                field, command = "cache.inputs.runtime", f"cat {shlex.quote(local)}"
+            self._add(
+                "ignored-read",
+                rel,
+                field,
+                command,
+                f"reads {rel}, which git ignores, so no input can key it —"
+                f" add {_q(command)} to {field}",
+            )
+
+    def _is_dir(self, rel: str) -> bool:
+        """A directory opened plainly (`find` reopens `.` to walk back): no file read."""
+        return Path(self.ws.root, rel).is_dir()
+
     def _covers_input(self, local: str) -> bool:
-        return self.default_inputs or (self.inputs is not None and self.inputs.match(local))
+        """Declared inputs cover it; the default (every file) leaves the outputs out."""
+        if self.default_inputs:
+            return not self.outputs.match(local)
+        return self.inputs is not None and self.inputs.match(local)
 
     def _producer(self, project: Project, local: str, rel: str) -> _Producer | None:
         for producer in self.ws.producers.get(project.name, ()):
@@ -226,13 +297,13 @@ class _Audit:
 
     def _write(self, rel: str) -> None:
         parts = rel.split("/")
-        if _MODULES in parts:
+        if _MODULES in parts or not _BYPRODUCTS.isdisjoint(parts):
             return
         tracked = rel in self.ws.tracked
         local = self._local(rel)
         owner = self.ws.owner(rel)
         if local is not None and (owner is None or owner[1].name == self.view.project.name):
-            if tracked or (rel in self._reads_rel() and self._covers_input(local)):
+            if tracked or (rel in self.read_rel and self._covers_input(local)):
                 self.uncacheable = f"it rewrites {rel}, which it reads or git tracks"
                 self._add(
                     "modifies-input",
@@ -275,10 +346,10 @@ class _Audit:
                 f"writes {rel}, outside its package and its outputs — add {_q(glob)} to {_WS_OUT}",
             )
 
-    def _reads_rel(self) -> set[str]:
-        return {p for p in (self.ws.relative(r) for r in self.trace.reads) if p is not None}
-
     def _suggested(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        base = f"{self.base}/" if self.base else ""
+        self.read_local = {p for p in self.read_local if not self._is_dir(base + p)}
+        self.read_ws = {p for p in self.read_ws if not self._is_dir(p)}
         inputs = _globs(self.read_local - self.wrote_local)
         outputs = _globs(self.wrote_local)
         fields = (
@@ -288,6 +359,24 @@ class _Audit:
             (_WS_OUT, tuple(sorted(_dir_glob(p) for p in self.wrote_ws))),
         )
         return tuple((name, entries) for name, entries in fields if entries or name == _IN)
+
+
+def _root_dependencies(ws: Workspace) -> Mapping[str, str]:
+    """The root package.json's dependencies (every field), whether or not the root is a
+    project of the run: its toolchain is what the packages' scripts call."""
+    root = next((p for p in ws.projects if p.is_root), None)
+    if root is not None:
+        return root.dependencies
+    from vx.errors import ConfigError
+    from vx.workspace.manifests import read_package_json
+
+    manifest = ws.root / "package.json"
+    try:
+        return (
+            read_package_json(manifest, "package.json").dependencies if manifest.is_file() else {}
+        )
+    except ConfigError:
+        return {}
 
 
 def _globs(paths: Iterable[str]) -> tuple[str, ...]:

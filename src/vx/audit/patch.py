@@ -97,7 +97,9 @@ def _patch(path: Path, shown: str, edits: tuple[Edit, ...]) -> FilePatch:
             return FilePatch(path, shown, old, None, edits, note)
         for edit in edits:
             _add(doc, edit)
-        return FilePatch(path, shown, old, json.dumps(doc, indent=2) + "\n", edits)
+        return FilePatch(
+            path, shown, old, json.dumps(doc, indent=2, ensure_ascii=False) + "\n", edits
+        )
     return _toml_patch(path, shown, old, edits)
 
 
@@ -128,7 +130,7 @@ def _toml_patch(path: Path, shown: str, old: str, edits: tuple[Edit, ...]) -> Fi
         swapped = replace_array(text, table, leaf, values)
         if swapped is None:
             lines = text.splitlines(keepends=True)
-            line = f"{leaf} = {json.dumps(values)}\n"
+            line = f"{leaf} = {json.dumps(values, ensure_ascii=False)}\n"
             found = next((s for s in spans(lines) if s.name == table_name(f"[{table}]")), None)
             if found is not None:
                 lines.insert(found.start + 1, line)

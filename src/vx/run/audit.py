@@ -17,9 +17,18 @@ from typing import TYPE_CHECKING
 from vx.events import AuditReport
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from vx.audit.check import WorkspaceView
     from vx.run.context import RunContext
     from vx.run.plan import PlanNode
+
+
+# A log lives for one task: memory (tmpfs) where the host has it, so making and removing one
+# never waits behind the cache's fsyncs on the disk's journal; else the temp directory.
+# mkstemp makes it O_EXCL and 0600 there, as in any shared temp directory.
+_SHM = "/dev/shm"  # noqa: S108
+_LOG_DIR = _SHM if os.access(_SHM, os.W_OK | os.X_OK) else None
 
 
 class TaskAuditor:
@@ -43,7 +52,7 @@ class TaskAuditor:
             return (), None, AuditReport(traced=False, reason=probe.reason)
         from vx.trace.strace import strace_prefix
 
-        fd, name = tempfile.mkstemp(prefix="vx-trace-", suffix=".log")
+        fd, name = tempfile.mkstemp(prefix="vx-trace-", suffix=".log", dir=_LOG_DIR)
         os.close(fd)
         log = Path(name)
         return strace_prefix(log, path=self.ctx.env.get("PATH")), log, None
@@ -80,9 +89,20 @@ class TaskAuditor:
         with self._lock:
             if self._view is None:
                 from vx.audit.check import WorkspaceView
+                from vx.cache.inputs import WORKSPACE_FILES
 
-                self._view = WorkspaceView(self.ctx.plan.workspace, self._tracked)
+                self._view = WorkspaceView(
+                    self.ctx.plan.workspace,
+                    self._tracked,
+                    ignored=self._ignored,
+                    keyed=frozenset(WORKSPACE_FILES),
+                )
             return self._view
+
+    def _ignored(self, paths: Iterable[str]) -> frozenset[str]:
+        from vx.git import check_ignore
+
+        return check_ignore(self.ctx.root, paths, env=self.ctx.env)
 
     def _tracked(self) -> frozenset[str]:
         from vx.git import GitError, ls_files_stage

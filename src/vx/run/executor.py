@@ -182,7 +182,10 @@ class Executor:
             said = "".join([command, "\n", *(text for _, text in capture.log)])
             kept_back = withheld(self.ctx.env, pspec.env, said)
         if self.auditor is not None and log is not None:
-            audit = self.auditor.finish(node, log)
+            if refusal is None:
+                audit = self.auditor.finish(node, log)
+            else:
+                log.unlink(missing_ok=True)  # nothing ran: nothing to audit
         refused = audit is not None and self._audited(tid, audit, status)
         save_note = None
         if (

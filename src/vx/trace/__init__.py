@@ -9,7 +9,9 @@ A small, stable API (other engines build on it; change it only with a commit mes
 - `vx.trace.parse.parse_log(log, cwd) -> Trace(reads, writes, execs, renames, unlinks)`: the
   log read back as absolute paths, each resolved against the working directory of the process
   that named it (chdir, fchdir, fork, vfork and clone followed per pid).
-- `vx.trace.probe.sandbox_available() -> Probe(ok, reason)`: whether `bwrap` can start here.
+- `vx.trace.probe.sandbox_available() -> Probe(ok, reason)`: whether `bwrap` can start here;
+  `vx.trace.sandbox.sandbox_prefix(root, project, read, write)` the argv that runs a command
+  inside it (`exec.sandbox`), a prefix like the tracer's.
 
 Nothing here is imported by a run that neither audits nor sandboxes.
 """
