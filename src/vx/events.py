@@ -115,19 +115,24 @@ class TaskReady(Record):
     id: TaskId
 
 
+EMPTY_OUTPUTS = "outputs matched no file"
+"""The `reason` of a cached task's success whose declared outputs matched no file: the
+history mark that `vx info` lists."""
+
+
 class TaskFinished(Record):
     """A task's final word. `key` is its cache key (16 hex) when it has one.
 
     `blocked_by` names the failed task at the root of a skip's chain; `reason` is the extra
-    label of a failure (`timed out`, `never ready: exited`). On a hit, `restored` says whether
-    outputs were written (False: already up to date), `saved_ms` and `stored_cpu_ms` what the
-    producing execution cost. `not_ready` is why a persistent task never became ready
-    (`timeout`, `exited`, `spawn`). `miss` says why a cached task executed. `withheld` names
-    (never values) the variables vx had and a failed task was not given. `flaky` is
-    `(passes, failures)` on record for the key, this run included, when this run showed the
-    task flaky (a plain pair: every row loads this class, and most carry None). `tainted`
-    marks an execution behind a failed or excluded dependency: its key vouches for inputs it
-    did not run on, so the history keeps the row but no flaky judgement counts it.
+    label of a failure (`timed out`, `never ready: exited`), or `EMPTY_OUTPUTS` on a success. On
+    a hit, `restored` says whether outputs were written (False: already up to date), `saved_ms`
+    and `stored_cpu_ms` what the producing execution cost. `not_ready` is why a persistent task
+    never became ready (`timeout`, `exited`, `spawn`). `miss` says why a cached task executed.
+    `withheld` names (never values) the variables vx had and a failed task was not given.
+    `flaky` is `(passes, failures)` on record for the key, this run included, when this run
+    showed the task flaky (a plain pair: every row loads this class, and most carry None).
+    `tainted` marks an execution behind a failed or excluded dependency: its key vouches for
+    inputs it did not run on, so the history keeps the row but no flaky judgement counts it.
     """
 
     id: TaskId
@@ -210,6 +215,7 @@ class MissReason(Record):
             "file": f"{name} {self.how}",
             "workspace": f"{name} {self.how}",
             "lockfile": f"{name}: its packages moved",
+            "toolchain": f"{name}: a root dependency moved",
             "package": f"{name} {self.how}",
             "env": f"env {name}",
             "runtime": f"runtime {name}",

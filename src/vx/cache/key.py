@@ -25,7 +25,7 @@ from vx.util.record import Record
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-KEY_FORMAT_VERSION = "vx-cache-v2"
+KEY_FORMAT_VERSION = "vx-cache-v3"
 
 
 class Kind(StrEnum):
@@ -34,6 +34,7 @@ class Kind(StrEnum):
     FORMAT = "format"
     WORKSPACE = "workspace"
     LOCKFILE = "lockfile"
+    TOOLCHAIN = "toolchain"
     PACKAGE = "package"
     CONFIG = "config"
     FILE = "file"

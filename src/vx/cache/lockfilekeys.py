@@ -7,6 +7,14 @@ lockfile's content id and the workspace's layout, so a run with an unchanged loc
 small file. Each closure's packages are kept beside it (`<id>.details`, found from a closure
 digest through `lockfiles/index.txt`), which is what lets `vx why` say which package moved.
 A lockfile vx cannot read keeps today's whole-file component, with a note naming it.
+
+The closure of the root package's own external dependencies and devDependencies (the bundler,
+the compiler every build runs from the root's `node_modules`; a member the root links is left
+out) is the workspace's toolchain. As in
+Turborepo's global hash, it joins every task's key as a `toolchain` component, so a bump of a
+root devDependency re-runs the builds; the root project's own tasks already hold it as their
+`lockfile` component. Each of the root's direct dependencies' own closures is kept too: a task
+whose latest audit says which root dependencies it ran keys on those alone (`narrowed`).
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ import marshal
 from typing import TYPE_CHECKING
 
 from vx.cache.key import KeyComponent, Kind, digest_json
-from vx.lockfiles.model import Locked, LockfileError
+from vx.lockfiles.model import Locked, LockfileError, LockGraph, toolchain_closures
 from vx.lockfiles.moved import describe
 from vx.lockfiles.read import (
     LOCKFILES,
@@ -35,20 +43,40 @@ if TYPE_CHECKING:
     from vx.cache.fileids import FileTable
     from vx.workspace.model import Workspace
 
-READER_VERSION = 1
+READER_VERSION = 4
 """Bump when a reader's answer changes: every cached set of digests is then recomputed."""
 ABSENT = "absent"
 DIR_NAME = "lockfiles"
+ROOT_CLOSURE = "\0root"
+"""The digests' entry for the root directory's closure: no project name can hold a NUL."""
+ROOT_DEP = "\0dep:"
+"""The prefix of the digests' entry for one direct root dependency's closure."""
 INDEX_NAME = "index.txt"
 
 
 class LockfileKeys(Record):
     """`covered`: lockfiles keyed per project (left out of the workspace fingerprint);
-    `components`: each project's `lockfile` components; `notes`: what to tell the user."""
+    `components`: each project's `lockfile` components, and for every project but the root
+    one the `toolchain` components (the root's own closure); `notes`: what to tell the user."""
 
     covered: frozenset[str]
     components: Mapping[str, tuple[KeyComponent, ...]]
     notes: tuple[str, ...]
+    roots: Mapping[str, Mapping[str, str]] = {}
+    """Lockfile → each direct root dependency's closure digest."""
+
+    def narrowed(self, uses: frozenset[str]) -> tuple[KeyComponent, ...] | None:
+        """The `toolchain` components of a task that runs only the root dependencies `uses`
+        (what its audit found): one per dependency and lockfile, named `<lockfile> <dep>`.
+        None when a name is no direct root dependency of any lockfile: the whole toolchain."""
+        if not all(any(dep in deps for deps in self.roots.values()) for dep in uses):
+            return None
+        return tuple(
+            KeyComponent(Kind.TOOLCHAIN, f"{lock} {dep}", deps[dep])
+            for lock, deps in self.roots.items()
+            for dep in sorted(uses)
+            if dep in deps
+        )
 
 
 def lockfile_keys(
@@ -59,6 +87,7 @@ def lockfile_keys(
     covered: set[str] = set()
     per_project: dict[str, list[KeyComponent]] = {p.name: [] for p in ws.projects}
     notes: list[str] = []
+    roots: dict[str, dict[str, str]] = {}
     for name in LOCKFILES:
         content = files.id_of(name)
         if content is None:
@@ -74,8 +103,14 @@ def lockfile_keys(
         for project, digest in digests.items():
             if project in per_project:
                 per_project[project].append(KeyComponent(Kind.LOCKFILE, name, digest))
+        roots[name] = {k[len(ROOT_DEP) :]: v for k, v in digests.items() if k.startswith(ROOT_DEP)}
+        toolchain = digests.get(ROOT_CLOSURE, ABSENT)
+        if toolchain != ABSENT:
+            for member in ws.projects:
+                if member.rel_dir not in (".", ""):
+                    per_project[member.name].append(KeyComponent(Kind.TOOLCHAIN, name, toolchain))
     return LockfileKeys(
-        frozenset(covered), {k: tuple(v) for k, v in per_project.items()}, tuple(notes)
+        frozenset(covered), {k: tuple(v) for k, v in per_project.items()}, tuple(notes), roots
     )
 
 
@@ -93,6 +128,8 @@ def _digests(
         (p.name, p.rel_dir, files.id_of(p.manifest or "") if name in NEEDS_MANIFESTS else "")
         for p in ws.projects
     ]
+    if name in NEEDS_MANIFESTS:
+        layout.append(("", ".", files.id_of("package.json")))  # the root's, a project or not
     cached = None
     if store is not None:
         stem = digest_json([READER_VERSION, name, content, layout])
@@ -120,6 +157,7 @@ def _digests(
             digest = closure_digest(install, found_closure)
             answer[project] = digest
             kept[digest] = found_closure
+        answer.update(_toolchain(graph, install, kept))
         if cached is not None and write:
             _keep_details(cached.with_suffix(".details"), install, kept)
     if cached is not None and write:
@@ -127,6 +165,19 @@ def _digests(
             cached.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(cached, marshal.dumps(answer))
     return answer
+
+
+def _toolchain(
+    graph: LockGraph, install: Mapping[str, str], kept: dict[str, tuple[Locked, ...]]
+) -> dict[str, str]:
+    """`ROOT_CLOSURE` → the digest of the root's whole toolchain, `ROOT_DEP + name` → that of
+    each of its packages alone; each closure kept for `vx why`."""
+    out: dict[str, str] = {ROOT_CLOSURE: ABSENT}
+    for name, found in toolchain_closures(graph).items():
+        digest = closure_digest(install, found)
+        out[ROOT_DEP + name if name else ROOT_CLOSURE] = digest
+        kept[digest] = found
+    return out
 
 
 def closure_digest(install: Mapping[str, str], packages: tuple[Locked, ...]) -> str:

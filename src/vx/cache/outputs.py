@@ -10,7 +10,7 @@ from vx.errors import ConfigError
 from vx.util.globs import compile_globs, fixed_prefix
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from pathlib import Path
 
     from vx.cache.manifest import Recorded
@@ -20,7 +20,8 @@ _SKIP_DIRS = frozenset({".git", "node_modules"})
 
 
 def output_paths(base: Path, patterns: Sequence[str], *, stop_at: Iterable[str] = ()) -> list[str]:
-    """Every file and symlink under `base` the globs select (POSIX, relative to base), sorted.
+    """Every file, symlink and empty directory under `base` the globs select (POSIX, relative
+    to base), sorted.
 
     Walks only below each positive pattern's literal prefix, never into `.git`,
     `node_modules`, a nested project (`stop_at`, relative to base) or through a symlinked dir,
@@ -73,6 +74,8 @@ def _select(
             rel_dir = "" if rel_dir == "." else rel_dir
             if entered is not None:
                 entered.append(rel_dir)
+            if rel_dir and not dirnames and not filenames and matcher.match(rel_dir):
+                found.add(rel_dir)  # an empty dir the task made is an output too
             keep = []
             for name in dirnames:
                 rel = f"{rel_dir}/{name}" if rel_dir else name
@@ -156,6 +159,7 @@ def clean_outputs(
     *,
     stop_at: Iterable[str] = (),
     present: Sequence[str] | None = None,
+    spare: Callable[[str], bool] | None = None,
 ) -> None:
     """Delete what the globs select, then the directories that emptied and the globs select.
 
@@ -163,13 +167,16 @@ def clean_outputs(
     is checked again just before it goes: one whose directory resolves outside `base` is
     left alone, and a symlink is removed itself, never followed. `present` is what
     `output_paths` just found, when the caller has it: the walk is then not repeated.
+    `spare(rel)` says a path is one git tracks: it is never deleted, nor the tree holding it
+    moved away. Loading refuses an output glob that selects a tracked file; this is the last
+    guard, for a file committed since, or a caller that skipped that check.
     """
     matcher = compile_globs(patterns)
     stops = frozenset(stop_at)
     inside = _Inside(str(base))
     dropped = False
     for start in _starts(matcher):
-        dropped = _drop_whole(base, start, matcher, stops, inside) or dropped
+        dropped = _drop_whole(base, start, matcher, stops, inside, spare) or dropped
     paths = (
         present
         if present is not None and not dropped
@@ -177,10 +184,12 @@ def clean_outputs(
     )
     dirs: set[str] = set()
     for rel in paths:
-        if not inside.holds_entry(rel):
+        if not inside.holds_entry(rel) or (spare is not None and spare(rel)):
             continue
         target = base / rel
         if target.is_dir() and not target.is_symlink():
+            if spare is not None and _holds_spared(base, rel, spare):
+                continue
             import shutil  # only for a tree where a file was: a restore need not load it
 
             shutil.rmtree(target)
@@ -198,8 +207,22 @@ def clean_outputs(
                 continue
 
 
+def _holds_spared(base: Path, rel: str, spare: Callable[[str], bool]) -> bool:
+    """Whether the tree `rel` holds a path `spare` keeps."""
+    for dirpath, _, filenames in os.walk(base / rel):
+        rel_dir = os.path.relpath(dirpath, base).replace(os.sep, "/")
+        if any(spare(f"{rel_dir}/{name}") for name in filenames):
+            return True
+    return False
+
+
 def _drop_whole(
-    base: Path, start: str, matcher: Matcher, stops: frozenset[str], inside: _Inside
+    base: Path,
+    start: str,
+    matcher: Matcher,
+    stops: frozenset[str],
+    inside: _Inside,
+    spare: Callable[[str], bool] | None,
 ) -> bool:
     """Remove the directory `start` in one rename when the globs select all of it.
 
@@ -223,6 +246,8 @@ def _drop_whole(
         for name in (*dirnames, *filenames):
             rel = f"{rel_dir}/{name}"
             if name in _SKIP_DIRS or rel in stops or not matcher.match(rel):
+                return False
+            if spare is not None and spare(rel):
                 return False
     import shutil
 

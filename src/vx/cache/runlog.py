@@ -11,7 +11,7 @@ import json
 import sqlite3
 from typing import TYPE_CHECKING
 
-from vx.events import CacheOutcome, TaskStatus
+from vx.events import EMPTY_OUTPUTS, CacheOutcome, TaskStatus
 from vx.util.record import Record
 
 if TYPE_CHECKING:
@@ -243,6 +243,23 @@ class RunLog:
             .fetchone()
         )
         return int(row[0]), int(row[1]), int(row[2])
+
+    def empty_outputs_since(self, since_ms: int) -> list[str]:
+        """`project#task` of each task whose newest successful execution, in an invocation
+        started at or after `since_ms`, is marked `EMPTY_OUTPUTS`: its outputs matched nothing."""
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT r.project, r.task FROM runs AS r"
+                " JOIN invocations AS i ON i.run_id = r.run_id"
+                " WHERE i.started_at >= ? AND r.reason = ? AND r.id = (SELECT max(x.id)"
+                " FROM runs AS x WHERE x.project = r.project AND x.task = r.task"
+                " AND x.status = ? AND x.cache_hit = 0) ORDER BY r.project, r.task",
+                (since_ms, EMPTY_OUTPUTS, str(TaskStatus.SUCCESS)),
+            )
+            .fetchall()
+        )
+        return [f"{p}#{t}" for p, t in rows]
 
     def key_outcomes(
         self, since_ms: int, task: tuple[str, str, str] | None = None

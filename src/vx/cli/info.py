@@ -116,6 +116,7 @@ def document(info: Info, *, path: str | None = None) -> dict[str, Any]:
         "runs24h": info.history.runs,
         "hits24h": info.history.hits,
         "restored24h": info.history.restored,
+        "emptyOutputs": list(info.history.empty_outputs),
         "flakyTasks": [
             {
                 "taskId": f.task_id,
@@ -230,6 +231,16 @@ def text(info: Info, *, home: Path | None, path: str | None = None) -> str:
     hits = "1 cache hit" if hist.hits == 1 else f"{hist.hits} cache hits"
     rows.append(("task runs (24h)", f"{hist.runs} ({hits})"))
     rows.append(("flaky tasks", _flaky(info)))
+    if hist.empty_outputs:
+        rows.append(
+            (
+                "empty outputs",
+                (
+                    f"{', '.join(hist.empty_outputs)} — declared outputs matched no file in"
+                    " the last run; fix cache.outputs"
+                ),
+            )
+        )
     rows += _probe_rows(doc)
     width = max(len(label) for label, _ in rows) + 2
     return "".join(f"{(label + ':').ljust(width)}{value}\n" for label, value in rows)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from vx import git
 from vx.errors import UserError
-from vx.util.globs import compile_globs, fixed_prefix, has_magic, segment_regex
+from vx.util.globs import compile_globs, covered, fixed_prefix, has_magic, segment_regex
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -92,25 +92,13 @@ def _own_takebacks(files: Sequence[str]) -> list[str]:
     return [f"!{own}" for own in OWN_FILES if matcher.match(own)]
 
 
-def _covered(globs: Sequence[str], files: Sequence[str]) -> list[str]:
-    if not _positive(globs):
-        return []
-    matcher = compile_globs(globs)
-    prefixes = {fixed_prefix(p) for p in matcher.includes}
-    return [
-        f
-        for f in files
-        if any(not p or f == p or f.startswith(p + "/") for p in prefixes) and matcher.match(f)
-    ]
-
-
 def _take_back_tracked(
     tid: str, task: dict[str, Any], local: Sequence[str], tracked: Sequence[str], warnings: Warnings
 ) -> None:
     outputs = _outputs(task)
     assert outputs is not None  # noqa: S101 - the caller checked
     hits = {
-        key: _covered(outputs.get(key, []), base)
+        key: covered(outputs.get(key, []), base)
         for key, base in (("files", local), ("workspaceFiles", tracked))
     }
     spared = [f for found in hits.values() for f in found]

@@ -49,12 +49,14 @@ class CacheFacts:
 
 @dataclass(frozen=True, slots=True)
 class HistoryFacts:
-    """Task runs in the last 24 hours (hits, and hits that restored outputs) and flaky tasks."""
+    """Task runs in the last 24 hours (hits, and hits that restored outputs), flaky tasks, and
+    tasks whose last execution's outputs matched nothing."""
 
     runs: int
     hits: int
     restored: int
     flaky: tuple[FlakyTask, ...]
+    empty_outputs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +216,11 @@ def _cache(
             entries, size = with_stats.entries, with_stats.bytes
             runs, hits, restored = index.task_runs_since(now_ms - DAY_MS)
             history = HistoryFacts(
-                runs, hits, restored, flaky_tasks(index.key_outcomes(now_ms - HISTORY_MS))
+                runs,
+                hits,
+                restored,
+                flaky_tasks(index.key_outcomes(now_ms - HISTORY_MS)),
+                tuple(index.empty_outputs_since(now_ms - DAY_MS)),
             )
         loose = orphans(list_cache(location.store, index), now_ms)
     except sqlite3.Error:

@@ -38,6 +38,8 @@ ADVICE: dict[Kind, str] = {
     " of cache.inputs.env",
     Kind.WORKSPACE: "a lockfile or root manifest changed (an install): every task keys on it",
     Kind.LOCKFILE: "a package this project installs moved in the lockfile (an install or update)",
+    Kind.TOOLCHAIN: "a root dependency moved in the lockfile (a toolchain upgrade): every task"
+    " keys on the root's own dependencies",
     Kind.PACKAGE: "the project's manifest changed: every task of the project keys on it",
     Kind.CONFIG: "the task's config changed: vx show {task} prints it as it is now",
     Kind.RUNTIME: "a declared command printed something else (a tool upgrade); drop it from"
@@ -282,14 +284,22 @@ def _beside_failure(row: RunRow) -> bool:
 
 
 def _detailed(changes: tuple[Change, ...], store: Path | None) -> tuple[Change, ...]:
-    """`changes` with each changed lockfile's moved packages filled in, where they were kept."""
-    if store is None or not any(c.kind is Kind.LOCKFILE for c in changes):
+    """`changes` with each changed lockfile's moved packages filled in, where they were kept;
+    a moved root dependency reads `root dependency esbuild 0.20.1 → 0.21.0`."""
+    kinds = (Kind.LOCKFILE, Kind.TOOLCHAIN)
+    if store is None or not any(c.kind in kinds for c in changes):
         return changes
     from vx.cache.lockfilekeys import describe_move
 
+    def lines(c: Change, old: str, new: str) -> tuple[str, ...]:
+        moved = describe_move(store, old, new)
+        if c.kind is Kind.TOOLCHAIN:
+            return tuple(f"root dependency {line}" for line in moved)
+        return moved
+
     return tuple(
-        c._replace(detail=describe_move(store, c.old, c.new))
-        if c.kind is Kind.LOCKFILE and c.old is not None and c.new is not None
+        c._replace(detail=lines(c, c.old, c.new))
+        if c.kind in kinds and c.old is not None and c.new is not None
         else c
         for c in changes
     )

@@ -77,6 +77,24 @@ def closure(graph: LockGraph, rel_dir: str) -> tuple[Locked, ...] | None:
     return Walker(graph).closure(rel_dir)
 
 
+def toolchain_closures(graph: LockGraph) -> dict[str, tuple[Locked, ...]]:
+    """The root's toolchain: under "" the closure of the external packages the root directory
+    installs for itself (a member it links left out: its packages are its own projects'), and
+    under each of those packages' names its closure alone. Empty without a root importer."""
+    own = graph.importers.get(".")
+    if own is None:
+        return {}
+    external = {name: dep for name, dep in own.items() if not dep.target.startswith(_LINK)}
+    walks = {"\0": external} | {f"\0{name}": {name: dep} for name, dep in external.items()}
+    walker = Walker(graph._replace(importers={**graph.importers, **walks}))
+    out: dict[str, tuple[Locked, ...]] = {}
+    for key in walks:
+        found = walker.closure(key)
+        if found is not None:
+            out[key[1:]] = found
+    return out
+
+
 class Walker:
     """Closures over one graph, sharing what every walk would recompute (a linked member's
     production dependencies in order), for the many members of one workspace."""

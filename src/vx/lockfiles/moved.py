@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from vx.lockfiles.model import LockfileError
+from vx.lockfiles.model import LockfileError, toolchain_closures
 from vx.lockfiles.read import member_manifests, project_closures, read_lockfile
 
 if TYPE_CHECKING:
@@ -77,6 +77,13 @@ def moved_projects(
         keys = {*then.install, *now.install}
         moved = sorted(k for k in keys if then.install.get(k) != now.install.get(k))
         return f"{name} changed its install-wide {', '.join(moved)}: every project"
+    root_then = toolchain_closures(then).get("")
+    root_now = toolchain_closures(now).get("")
+    if root_then != root_now:
+        lines = describe(root_then or (), root_now or ())
+        what = lines[0] if lines else "its packages moved"
+        # Every member keys on the root's own closure (its `toolchain` component).
+        return f"{name} changed a root dependency ({what}): every project"
     before = project_closures(ws, then)
     after = project_closures(ws, now)
     out: dict[str, str] = {}

@@ -42,16 +42,17 @@ def read_lockfile(name: str, data: bytes, manifests: Mapping[str, Mapping[str, A
 
 
 def member_manifests(ws: Workspace) -> dict[str, dict[str, Any]]:
-    """Each JS project's package.json document by directory (Yarn's importers live there)."""
+    """Each JS project's package.json document by directory (Yarn's importers live there), and
+    the root's even when it is no project: what it installs for itself is the toolchain."""
     out: dict[str, dict[str, Any]] = {}
-    for project in ws.projects:
-        path = ws.root / project.rel_dir / "package.json"
+    for rel_dir in dict.fromkeys([".", *(p.rel_dir for p in ws.projects)]):
+        path = ws.root / rel_dir / "package.json"
         try:
             doc = json.loads(path.read_text("utf-8-sig"))
         except (OSError, ValueError):
             continue
         if isinstance(doc, dict):
-            out[project.rel_dir] = doc
+            out[rel_dir] = doc
     return out
 
 

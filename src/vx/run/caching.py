@@ -61,6 +61,10 @@ class TaskCache(Protocol):
     def save(self, tid: TaskId, produced: Produced) -> str | None:
         """Keep the outputs and log; a one-line reason when the save failed, else None."""
 
+    def unmatched_outputs(self, tid: TaskId) -> str | None:
+        """The task's output globs, joined, when it declares some and they matched no file
+        after it ran; None otherwise. Asked only after a successful execution."""
+
 
 class NoCache:
     """A cache that answers nothing: every task runs, nothing is cleaned or saved."""
@@ -84,4 +88,7 @@ class NoCache:
         """Nothing to clean: `--no-cache` leaves the tree alone."""
 
     def save(self, tid: TaskId, produced: Produced) -> str | None:  # noqa: ARG002
+        return None
+
+    def unmatched_outputs(self, tid: TaskId) -> str | None:  # noqa: ARG002
         return None

@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING
 
 from vx.events import (
+    EMPTY_OUTPUTS,
     AuditReport,
     CacheOutcome,
     Notice,
@@ -192,6 +193,17 @@ class Executor:
             save_note = cache.save(tid, produced)
         if save_note:
             self.ctx.emit(Notice(f"[vx] {tid}: {save_note}"))
+        if status is TaskStatus.SUCCESS and cache.cached(tid):
+            unmatched = cache.unmatched_outputs(tid)
+            if unmatched:
+                reason = EMPTY_OUTPUTS
+                self.ctx.emit(
+                    Notice(
+                        f"[vx] {tid}: its outputs ({unmatched}) matched no file after a"
+                        " successful run, so a hit restores nothing — make cache.outputs.files"
+                        " name what the task writes"
+                    )
+                )
         # A task run past a failed dependency ran on inputs its key does not vouch for.
         judged = status in _JUDGED and not ticket.tainted
         flaky = self.ctx.history.flaky(tid, status, attempt) if judged else None

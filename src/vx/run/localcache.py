@@ -19,7 +19,7 @@ from vx.util.record import Record
 from vx.workspace.layout import nested_dirs
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Collection, Iterable
     from pathlib import Path
 
     from vx.cache.index import Entry, Index
@@ -48,8 +48,11 @@ class LocalCache:
         index: Index,
         axes: CacheAxes,
         clock: Callable[[], float] = time.time,
+        tracked: Collection[str] = frozenset(),
     ) -> None:
+        """`tracked` holds the root-relative paths git's index lists: cleaning spares them."""
         self.plan = plan
+        self.tracked = tracked
         self.clock = clock
         self.keys = keys
         self.store = store
@@ -57,6 +60,7 @@ class LocalCache:
         self.axes = axes if index.off is None else OFF
         self._nested = _relative_nested(plan.workspace)
         self._probed: dict[TaskId, Entry | None] = {}
+        self._matched: dict[TaskId, bool] = {}  # whether a save found any output
         self._lock = threading.Lock()
         self.used: list[str] = []
 
@@ -102,7 +106,12 @@ class LocalCache:
         with self._lock:
             self.used.append(hit.key)
         result = restore_outputs(
-            self.store, self.index, entry, Outputs(base, patterns, stops), hit.log
+            self.store,
+            self.index,
+            entry,
+            Outputs(base, patterns, stops),
+            hit.log,
+            spare=self.spare(node),
         )
         if result is RestoreResult.CORRUPT:
             with self._lock:
@@ -115,7 +124,7 @@ class LocalCache:
         node = self.plan.nodes[tid]
         base, patterns, stops = self._outputs(node)
         if patterns:
-            clean_outputs(base, patterns, stop_at=stops)
+            clean_outputs(base, patterns, stop_at=stops, spare=self.spare(node))
 
     def save(self, tid: TaskId, produced: Produced) -> str | None:
         if not self.axes.local_write or not self.cached(tid):
@@ -126,6 +135,8 @@ class LocalCache:
         key = self.keys.keys[tid]
         base, patterns, stops = self._outputs(node)
         paths = output_paths(base, patterns, stop_at=stops)
+        with self._lock:
+            self._matched[tid] = bool(paths)
         try:
             info = self.store.put(key, paths, base, replace=not self.axes.local_read)
             self.index.put_entry(
@@ -150,6 +161,31 @@ class LocalCache:
     def output_globs(self, node: PlanNode) -> Outputs:
         """Where the node's outputs live, their globs there and the dirs their walk skips."""
         return Outputs(*self._outputs(node))
+
+    def unmatched_outputs(self, tid: TaskId) -> str | None:
+        """The globs, when the task declares outputs and none is on disk (a save that just
+        walked them says so; otherwise they are walked now)."""
+        base, patterns, stops = self._outputs(self.plan.nodes[tid])
+        if not any(not p.startswith("!") for p in patterns):
+            return None
+        with self._lock:
+            matched = self._matched.get(tid)
+        if matched is None:
+            matched = bool(output_paths(base, patterns, stop_at=stops))
+        return None if matched else ", ".join(patterns)
+
+    def spare(self, node: PlanNode) -> Callable[[str], bool] | None:
+        """Whether a path relative to the node's outputs base is one git tracks (None: this
+        run knows of no tracked file)."""
+        if not self.tracked:
+            return None
+        cache = node.task.cache_spec
+        rel = node.project.rel_dir
+        if (cache is not None and cache.outputs.workspace_files) or rel in (".", ""):
+            return self.tracked.__contains__
+        prefix = rel + "/"
+        tracked = self.tracked
+        return lambda path: prefix + path in tracked
 
     def _skipped(self) -> str | None:
         why = self.index.announce()
@@ -218,6 +254,8 @@ def restore_outputs(
     entry: Entry,
     outputs: Outputs,
     log: Iterable[tuple[Stream, str]],
+    *,
+    spare: Callable[[str], bool] | None = None,
 ) -> RestoreResult:
     """Find an entry's outputs already in place or put them there; CORRUPT having written nothing.
 
@@ -239,7 +277,7 @@ def restore_outputs(
             if patterns and not entry.artifact.manifest:
                 store.verify(entry.key, entry.artifact)
             return RestoreResult.UP_TO_DATE
-        clean_outputs(base, patterns, stop_at=stops, present=present)
+        clean_outputs(base, patterns, stop_at=stops, present=present, spare=spare)
         store.restore(entry.key, base, entry.artifact)
     except CorruptArtifact as err:
         if not err.blocked:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from vx.run.servers import HeldServers, Release
     from vx.run.session import RunSession
     from vx.util.stopwatch import Stopwatch
+    from vx.workspace.config_reads import ConfigReads
     from vx.workspace.model import Workspace
 
     Sink = Callable[[Event], None]
@@ -104,9 +105,10 @@ class RunOptions(Record):
 class PreparedRun(Record):
     """A run keyed and ready to execute: the plan, its keys, the open cache, resolved knobs.
 
-    `git`, `store`, `started_ns`, `config_modules` (files a `.py` config imported) and
-    `refs_seen` (the refs a selection read from git, and what git said they named just before
-    it read them) are what the warm path needs to prove a later run would find everything as
+    `git`, `store`, `started_ns`, `config_modules` (files a `.py` config imported),
+    `config_reads` (the variables and files `.py` configs read while they ran) and
+    `refs_seen` (the refs a selection read from git, and what git said they named just
+    before it read them) are what the warm path needs to prove a later run would find everything as
     this one did.
     """
 
@@ -128,6 +130,7 @@ class PreparedRun(Record):
     store: Path
     started_ns: int
     config_modules: tuple[str, ...]
+    config_reads: ConfigReads | None = None
     refs_seen: tuple[tuple[str, ...], bytes | None] | None = None
     remote: LayeredCache | None = None  # `cache`, when a plugin supplies a remote layer
     telemetry: tuple[tuple[str, Callable[[Event], None]], ...] = ()
@@ -249,28 +252,30 @@ def _keys(
 ) -> KeySet:
     """Every task's key; a cache kept inside the work tree is no input of the root project."""
     from vx.cache.fileids import FileTable
-    from vx.run.keys import check_outputs, derive_keys
+    from vx.run.keys import check_outputs, derive_keys, toolchain_uses
     from vx.run.runtime import RuntimeProbe
 
-    check_outputs(plan)
     root = plan.workspace.root
     inside = [
         os.path.relpath(d, root)
         for d in {location.store, location.directory}
         if str(d).startswith(str(root) + os.sep)
     ]
+    files = FileTable(snap, exclude=inside)
+    check_outputs(plan, files=files, tracked=snap.index)
     return derive_keys(
         plan,
-        files=FileTable(snap, exclude=inside),
+        files=files,
         env=env,
         runtime=RuntimeProbe(env=env),
         store=location.store,
         write=write,
+        audited=lambda: toolchain_uses(location.store),
     )
 
 
 def _plan(
-    options: RunOptions, watch: Stopwatch
+    options: RunOptions, watch: Stopwatch, reads: ConfigReads | None = None
 ) -> tuple[RunPlan, tuple[str, ...], tuple[tuple[str, ...], bytes | None] | None]:
     """The plan, the files of the modules loading the workspace imported (`.py` configs), and
     for a warm-path run whose selection reads refs, those refs with what they named before
@@ -289,7 +294,10 @@ def _plan(
 
         ws = load_workspace(cwd, configs=FrozenConfigs())
     else:
-        ws = load_workspace(cwd)
+        from vx.workspace.config_reads import session
+
+        with session(reads):
+            ws = load_workspace(cwd)
     imported = tuple(
         sorted(
             str(path)
@@ -418,6 +426,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     from vx.run.gitahead import GitAhead
     from vx.run.localcache import LocalCache
     from vx.util.stopwatch import Stopwatch
+    from vx.workspace.config_reads import ConfigReads
 
     watch = watch or Stopwatch()
     started_ns = time.time_ns()
@@ -426,7 +435,8 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     axes = resolve_axes(options.cache, no_cache=options.no_cache, force=options.force)
     ahead = GitAhead(cwd, env)
     try:
-        plan, modules, refs_seen = _plan(options, watch)
+        reads = ConfigReads() if _may_replay(options) else None
+        plan, modules, refs_seen = _plan(options, watch, reads)
         ws = plan.workspace
         exec_options = _exec_options(options, ws, env)
         snap = ahead.take(ws.root)
@@ -454,7 +464,9 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     cache: LocalCache
     layered = None
     if remote is None:
-        cache = LocalCache(plan, keys, store=Store(location.store), index=index, axes=axes)
+        cache = LocalCache(
+            plan, keys, store=Store(location.store), index=index, axes=axes, tracked=snap.index
+        )
     else:
         from vx.cache.remote.envelope import unpack
         from vx.cache.remote.layered import RemoteLayer
@@ -471,6 +483,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
                 remote, decode=unpack, read=axes.remote_read, write=axes.remote_write
             ),
             deferred=deferrable(plan, Download(options.download)),
+            tracked=snap.index,
         )
         layered.start()
     watch.mark("git, keys, cache")
@@ -493,6 +506,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
         store=location.store,
         started_ns=started_ns,
         config_modules=modules,
+        config_reads=reads,
         refs_seen=refs_seen,
         remote=layered,
         telemetry=tuple((p.name, p.telemetry) for p in plugins if p.telemetry is not None),

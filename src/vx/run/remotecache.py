@@ -29,7 +29,7 @@ from vx.run.hits import Hit
 from vx.run.localcache import LocalCache, restore_outputs
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Collection
 
     from vx.cache.index import Entry, Index
     from vx.cache.remote.envelope import Unpacked
@@ -58,8 +58,9 @@ class LayeredCache(LocalCache):
         axes: CacheAxes,
         layer: RemoteLayer[Unpacked],
         deferred: frozenset[TaskId] = frozenset(),
+        tracked: Collection[str] = frozenset(),
     ) -> None:
-        super().__init__(plan, keys, store=store, index=index, axes=axes)
+        super().__init__(plan, keys, store=store, index=index, axes=axes, tracked=tracked)
         self.layer = layer
         layer.decode = self._decode  # it knows which entries a restore will read anyway
         self.remote_read = layer.read = axes.remote_read and index.off is None
@@ -143,7 +144,8 @@ class LayeredCache(LocalCache):
             return
         present = output_paths(base, patterns, stop_at=stops)
         if not self.store.up_to_date(base, unpacked.info, present):
-            clean_outputs(base, patterns, stop_at=stops, present=present)
+            spare = self.spare(self.plan.nodes[tid])
+            clean_outputs(base, patterns, stop_at=stops, present=present, spare=spare)
 
     def prepare(self, tid: TaskId) -> None:
         """Bring home the deferred outputs of every task this one depends on, then clean."""
@@ -186,7 +188,8 @@ class LayeredCache(LocalCache):
         log = tuple((Stream(s), t) for s, t in unpacked.log)
         with self._lock:  # the local cache's: `mark_used` swaps the list under it
             self.used.append(unpacked.key)
-        result = restore_outputs(store, self.index, entry, outputs, log)
+        spare = self.spare(self.plan.nodes[tid])
+        result = restore_outputs(store, self.index, entry, outputs, log, spare=spare)
         if result is RestoreResult.UP_TO_DATE and unpacked.key not in self._held_keys:
             result = self._read_through(store, entry)
         if result is RestoreResult.CORRUPT:  # the re-run's upload replaces the server's entry

@@ -39,8 +39,9 @@ if TYPE_CHECKING:
     from vx.run.caching import RestoreResult
     from vx.run.outcome import RunOutcome
     from vx.run.prepare import PreparedRun, RunOptions
+    from vx.workspace.config_reads import ConfigReads
 
-SNAPSHOT_VERSION = 3
+SNAPSHOT_VERSION = 4
 """Bumping it orphans every snapshot (a full run writes a new one)."""
 
 # Variables vx reads itself, outside any key: a change gives another shape.
@@ -588,6 +589,8 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
         for comp in prepared.keys.components[node.id]:
             if comp.kind in (Kind.FILE, Kind.PACKAGE, Kind.WORKSPACE, Kind.LOCKFILE):
                 paths[os.path.join(root, comp.name)] = None
+            elif comp.kind is Kind.TOOLCHAIN:  # `<lockfile>` or `<lockfile> <dependency>`
+                paths[os.path.join(root, comp.name.partition(" ")[0])] = None
             elif comp.kind is Kind.ENV:
                 envs[comp.name] = comp.digest
             elif comp.kind in (Kind.RUNTIME, Kind.WS_RUNTIME):
@@ -608,6 +611,9 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
         entries.append((f.key, entry.artifact.size, entry.artifact.digest))
     paths.update(dict.fromkeys(_workspace_paths(prepared)))
     paths.update(dict.fromkeys(_git_paths(prepared)))
+    reads = prepared.config_reads
+    if reads is not None:
+        _config_reads(reads, paths, envs, prefixes)
     refs = selection_refs(prepared.options, ws.config.affected_base)
     if refs is None:
         return None
@@ -661,6 +667,24 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
         "label": prepared.label,
         "retention": (kept.older_than, kept.max_size) if kept is not None else None,
     }
+
+
+def _config_reads(
+    reads: ConfigReads,
+    paths: dict[str, None],
+    envs: dict[str, str],
+    prefixes: dict[str, None],
+) -> None:
+    """Add what `.py` configs read while they ran to the proof: each variable's digest as the
+    config saw it (a config that walked the whole environment adds the list of names too, as
+    the empty prefix), and each path it opened or listed, fingerprinted like any other."""
+    from vx.cache.key import env_digest
+
+    for name, value in reads.env.items():
+        envs.setdefault(name, env_digest(value))
+    if reads.whole_env:
+        prefixes[""] = None
+    paths.update(reads.files)
 
 
 def selection_refs(options: RunOptions, configured_base: str | None) -> list[str] | None:

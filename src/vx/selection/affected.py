@@ -374,17 +374,18 @@ class _Seeder:
 def _base_documents(
     ws: Workspace, commit: str, env: Mapping[str, str]
 ) -> dict[str, dict[str, Any]]:
-    """Each project's package.json document as `commit` held it, by directory."""
+    """Each project's package.json document as `commit` held it, by directory, and the root's
+    (its toolchain) even when it is no project."""
     out: dict[str, dict[str, Any]] = {}
-    for project in ws.projects:
-        path = PACKAGE_JSON if project.rel_dir == "." else f"{project.rel_dir}/{PACKAGE_JSON}"
+    for rel_dir in dict.fromkeys([".", *(p.rel_dir for p in ws.projects)]):
+        path = PACKAGE_JSON if rel_dir == "." else f"{rel_dir}/{PACKAGE_JSON}"
         data = git.show_file(ws.root, commit, path, env=env)
         try:
             doc = json.loads(data or b"")
         except ValueError:
             continue
         if isinstance(doc, dict):
-            out[project.rel_dir] = doc
+            out[rel_dir] = doc
     return out
 
 

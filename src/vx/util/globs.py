@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from vx.util.record import Record
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
 _META = frozenset("*?[{\\")
 _CLASS_ESCAPE = frozenset("\\[]^&~|")
@@ -220,3 +220,22 @@ def _compiled(kept: tuple[str, ...]) -> Matcher:
         body = pattern if include else pattern[1:]
         rules.extend((include, re.compile(glob_to_regex(alt))) for alt in expand_braces(body))
     return Matcher(kept, tuple(rules))
+
+
+def covered(patterns: Sequence[str], files: Iterable[str]) -> list[str]:
+    """The paths among `files` that the glob list selects, in their order.
+
+    What an output glob would clean among files a caller must keep (committed sources): only
+    a path under some positive pattern's literal prefix is matched, so a caller may pass a
+    whole project's file list. One owner for the check that turbo.json outputs and native
+    `cache.outputs` both go through.
+    """
+    matcher = compile_globs(patterns)
+    prefixes = {fixed_prefix(p) for p in matcher.includes}
+    if not prefixes:
+        return []
+    return [
+        f
+        for f in files
+        if any(not p or f == p or f.startswith(p + "/") for p in prefixes) and matcher.match(f)
+    ]

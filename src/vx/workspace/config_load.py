@@ -289,7 +289,9 @@ def _run_program(path: Path, shown: str, kind: Kind, imported: list[str] | None)
     }
     seen: list[tuple[str, dict[str, Any]]] = []
     directory = path.parent.absolute()
-    with _EXEC_LOCK:
+    from vx.workspace.config_reads import recording
+
+    with _EXEC_LOCK, recording():
         known_paths = [Path(p or ".").absolute() for p in sys.path]
         known_modules = set(sys.modules)
         token = _DEFINED.set(seen)

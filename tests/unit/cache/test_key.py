@@ -38,8 +38,8 @@ def test_key_format_is_pinned() -> None:
 
     When this fails because you meant it, bump KEY_FORMAT_VERSION and update both values here.
     """
-    assert KEY_FORMAT_VERSION == "vx-cache-v2"
-    assert derive_key(BASE) == "334c786c6be4cd77"
+    assert KEY_FORMAT_VERSION == "vx-cache-v3"
+    assert derive_key(BASE) == "920f93e2c1ce784a"
 
 
 def test_key_is_16_lowercase_hex() -> None:

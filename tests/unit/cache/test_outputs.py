@@ -246,3 +246,16 @@ def test_a_directory_through_a_link_out_of_the_base_is_never_inside(tmp_path: Pa
     clean_outputs(project, ["dist/away/deep/*.js", "dist/*.js"])
     assert (tmp_path / "elsewhere/deep/x.js").is_file()
     assert not (project / "dist/a.js").exists()
+
+
+@pytest.mark.parametrize("patterns", [["dist/**"], ["**/*.js"], ["dist/sub/b.js", "dist/a.js"]])
+def test_a_spared_path_survives_the_clean_and_keeps_its_tree(
+    layout: tuple[Path, Path], patterns: list[str]
+) -> None:
+    """The last guard: a path the caller says git tracks stays, whatever the globs say, and
+    the tree holding it is not moved away whole."""
+    project, _ = layout
+    clean_outputs(project, patterns, spare=lambda rel: rel == "dist/sub/b.js")
+    assert "dist/sub/b.js" in files_under(project)
+    assert "dist/a.js" not in files_under(project)
+    assert "src/x.ts" in files_under(project)
