@@ -154,6 +154,8 @@ class WorkspaceConfig(Record):
     imports: tuple[str, ...] = ()  # root-relative files a `.py` config imported
     pass_through: tuple[str, ...] = ()  # variables every task sees, outside every key
     tasks_from: str | None = None  # "turbo" or "nx": config-less packages read it live
+    tasks: Mapping[str, TaskDef] = _EMPTY  # declared once for every package (task_defaults.py)
+    raw_tasks: Mapping[str, object] = _EMPTY  # those tasks as the file wrote them, for merging
 
 
 class Workspace(Record):
