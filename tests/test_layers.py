@@ -17,6 +17,7 @@ LAYER = {
     "vx.ids": 0,
     "vx.git": 0,
     "vx.events": 0,
+    "vx.trace": 0,  # the task tracer and the sandbox probe: stdlib and vx.util only
     "vx.workspace": 1,
     "vx.graph": 2,
     "vx.cache": 2,
@@ -38,6 +39,7 @@ MODULE_EDGES = {
 L0_EDGES = {
     "vx.git": {"vx.errors", "vx.ids", "vx.util"},
     "vx.events": {"vx.errors", "vx.ids", "vx.util"},
+    "vx.trace": {"vx.util"},
 }
 
 

@@ -38,15 +38,18 @@ class ProcessSpec(Frozen):
     """What to run: `sh -c command` in cwd with exactly env; the timeout and kill grace in ms.
 
     An interactive task inherits vx's stdin, stdout and stderr and is captured by nobody.
+    `prefix` is an argv put before the shell, a wrapper that execs it (the tracer, the
+    sandbox): it runs in the task's group and dies with it.
     """
 
-    __slots__ = ("command", "cwd", "env", "interactive", "kill_grace_ms", "timeout_ms")
+    __slots__ = ("command", "cwd", "env", "interactive", "kill_grace_ms", "prefix", "timeout_ms")
     command: str
     cwd: Path
     env: Mapping[str, str]
     timeout_ms: int | None
     kill_grace_ms: int
     interactive: bool
+    prefix: tuple[str, ...]
 
     def __init__(
         self,
@@ -57,6 +60,7 @@ class ProcessSpec(Frozen):
         kill_grace_ms: int = 2000,
         *,
         interactive: bool = False,
+        prefix: tuple[str, ...] = (),
     ) -> None:
         if timeout_ms is not None and timeout_ms <= 0:
             raise ValueError(f"timeout_ms must be positive: {timeout_ms}")
@@ -69,6 +73,7 @@ class ProcessSpec(Frozen):
             timeout_ms=timeout_ms,
             kill_grace_ms=kill_grace_ms,
             interactive=interactive,
+            prefix=prefix,
         )
 
 
@@ -313,7 +318,7 @@ def start_process(
     reaches vx alone and vx passes it on once. An interactive task is handed terminal_fd when
     vx holds it in the foreground (see `vx.run.terminal`).
     """
-    argv = [SHELL, "-c", spec.command]
+    argv = [*spec.prefix, SHELL, "-c", spec.command]
     registry.before_spawn()
     started = clock()
     opened: list[int] = []
