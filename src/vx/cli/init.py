@@ -166,7 +166,11 @@ def _names(tasks: tuple[str, ...]) -> str:
 
 
 def report(plan: InitPlan, *, dry: bool) -> str:
-    """What was written (or would be), kept and replaced; each TODO reason once; notes; next."""
+    """What was written (or would be), kept and replaced; each TODO reason once; notes; next;
+    and, while some task has no cache block, how to get one."""
+    from vx.workspace.init_plan import CACHING
+    from vx.workspace.init_tasks import CACHE_REASON
+
     verb = "would write" if dry else "wrote"
     lines = [f"{verb} {f.path}" for f in plan.files]
     if plan.mapped:
@@ -180,4 +184,6 @@ def report(plan: InitPlan, *, dry: bool) -> str:
         lines.append(f"TODO: {todo.reason}: {_names(todo.tasks)}")
     lines += [f"note: {note}" for note in plan.notes]
     lines.append(f"next: {plan.next}")
+    if any(todo.reason == CACHE_REASON for todo in plan.todos):
+        lines.append(CACHING)  # last, where it is read: how to get from here to cache hits
     return "\n".join(lines) + "\n"

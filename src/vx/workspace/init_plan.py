@@ -22,7 +22,6 @@ from vx.workspace.init_render import render_project, render_workspace
 from vx.workspace.init_root import draft_root, root_notes, unreached
 from vx.workspace.init_tasks import (
     BUILD,
-    CACHE_REASON,
     COPY_REASON,
     PackageDraft,
     TaskDraft,
@@ -30,6 +29,7 @@ from vx.workspace.init_tasks import (
     draft_package,
     script_table,
 )
+from vx.workspace.init_uv import uv_tasks
 from vx.workspace.manifests import PACKAGE_JSON, load_json_object
 from vx.workspace.model import Manager
 from vx.workspace.script_host import ScriptHost, detect_host
@@ -45,6 +45,10 @@ _CHANGES = frozenset(
 )  # fmt: skip
 _RUNNERS = {"npm": "npx", "pnpm": "pnpm", "yarn": "yarn", "bun": "bunx"}
 LISTED = 5
+CACHING = (
+    "cache: tasks without a cache block always run; vx init --observe runs each once under the"
+    " tracer and writes the block it saw (or uncomment the one a TODO shows)"
+)
 EXAMPLE_PATH = f"packages/<name>/{PROJECT_STEM}.json"
 EXAMPLE_CONFIG = '{"tasks": {"build": {"dependsOn": ["^build"], "exec": "tsc -b"}}}'
 
@@ -132,6 +136,7 @@ class RepoScan(Record):
     host: ScriptHost
     members: tuple[PackageInfo, ...]
     notes: tuple[str, ...]
+    member_dirs: tuple[str, ...] = ()  # every member directory, named or not
 
     @property
     def single(self) -> bool:
@@ -161,6 +166,7 @@ def scan_repo(cwd: Path) -> RepoScan:
         host=detect_host(root, found.manager, root_manifest),
         members=tuple(members),
         notes=(*found.notes, *member_notes),
+        member_dirs=found.members,
     )
 
 
@@ -172,6 +178,9 @@ def plan_init(request: InitRequest) -> InitPlan:
     shape, and `_files` turns any drafts into files, keeping or replacing existing configs.
     """
     scan = scan_repo(request.cwd)
+    if scan.manager is Manager.UV:
+        shared, notes = uv_tasks(scan.root, scan.member_dirs)
+        return _files(request, scan.root, {}, [*scan.notes, *notes], single=False, shared=shared)
     drafts, notes = draft_scripts(scan)
     return _files(request, scan.root, drafts, notes, single=scan.single)
 
@@ -297,8 +306,10 @@ def _files(
     notes: list[str],
     *,
     single: bool,
+    shared: tuple[TaskDraft, ...] = (),
 ) -> InitPlan:
-    """Drafts → files, honouring existing configs: kept, or replaced under --force."""
+    """Drafts → files, honouring existing configs: kept, or replaced under --force. `shared`
+    are tasks for every package, which go into the workspace file."""
     files: list[PlannedFile] = []
     kept: list[str] = []
     replaced: list[str] = []
@@ -330,12 +341,17 @@ def _files(
     ws_present = existing_configs(root, WORKSPACE_STEM)
     if ws_present:
         kept.extend(ws_present)
+        if shared:
+            notes.append(f"{ws_present[0]} is kept, so add the tasks every package shares to it:")
+            notes.append(f"  {render_workspace('json', shared)}".rstrip().replace("\n", "\n  "))
     else:
-        files.append(PlannedFile(WORKSPACE_STEM + suffix, render_workspace(request.format)))
+        text = render_workspace(request.format, shared)
+        files.append(PlannedFile(WORKSPACE_STEM + suffix, text))
+    if shared and not ws_present:
+        names = ", ".join(t.name for t in shared)
+        notes.append(f"{names}: declared once in {WORKSPACE_STEM + suffix}, for every package")
     task_names = [t.name for _, d in drafts.values() for t in d.tasks]
-    if mapped and CACHE_REASON in todos:
-        notes.append("no task caches yet: a cache block from a TODO makes the second run a hit")
-    if not task_names:
+    if not task_names and not shared:
         notes.append("no package.json scripts became tasks; a config declares one like this:")
         notes.append(f"  {EXAMPLE_PATH}: {EXAMPLE_CONFIG}")
     plan_todos = tuple(TodoGroup(r, tuple(t)) for r, t in todos.items())
@@ -346,7 +362,7 @@ def _files(
         replaced=tuple(replaced),
         todos=plan_todos,
         notes=tuple(notes),
-        next=_next(request, root, drafts, single=single),
+        next=_next(request, root, drafts, single=single, shared=shared),
         mapped=mapped,
     )
 
@@ -366,10 +382,11 @@ def _next(
     drafts: Mapping[str, tuple[PackageInfo, PackageDraft]],
     *,
     single: bool,
+    shared: tuple[TaskDraft, ...] = (),
 ) -> str:
     """The one command to type next: run `build`, else a task that neither serves nor changes
     the repo, else the first; spelled with the runner that started vx when vx is installed."""
-    tasks = [t for _, d in drafts.values() for t in d.tasks]
+    tasks = [*shared, *(t for _, d in drafts.values() for t in d.tasks)]
     names = [t.name for t in tasks]
     if BUILD in names:
         task = BUILD
