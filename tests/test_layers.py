@@ -28,6 +28,7 @@ LAYER = {
     "vx.selfupdate": 3,
     "vx.manual": 3,
     "vx.watch": 4,
+    "vx.observe": 4,  # `vx init --observe`: runs tasks under the tracer through run/process.py
     "vx.cli": 5,
     "vx.__main__": 6,  # `python -m vx`, over the CLI: its entry, or the platform wheel's binary
     "vx": 5,  # the public API (`vx.run`, `vx.plan_run`) sits beside the CLI, over the engine

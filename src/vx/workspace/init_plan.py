@@ -18,6 +18,7 @@ from vx.util.record import Record
 from vx.workspace.config_load import PROJECT_STEM, SUFFIXES, WORKSPACE_STEM
 from vx.workspace.discover import find_root
 from vx.workspace.init_cycles import CYCLE_REASON, cycle_builds
+from vx.workspace.init_observed import Observation, with_observed
 from vx.workspace.init_render import render_project, render_workspace
 from vx.workspace.init_root import draft_root, root_notes, unreached
 from vx.workspace.init_tasks import (
@@ -38,8 +39,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
-# Tasks `next:` never suggests first: they serve, or change the repo or the world.
-_CHANGES = frozenset(
+# Tasks `next:` never suggests first, and `--observe` never runs: they change the repo or world.
+CHANGES = frozenset(
     {"clean", "release", "publish", "deploy", "version", "format", "fix", "lint:fix",
      "format:fix", "changeset", "bump", "upgrade", "reset"}
 )  # fmt: skip
@@ -62,12 +63,17 @@ class ConfigFormat(StrEnum):
 
 
 class InitRequest(Record):
-    """What the user asked `vx init` for. `env` is read for `npm_config_user_agent` only."""
+    """What the user asked `vx init` for. `env` is read for `npm_config_user_agent` only.
+
+    `observed` holds `--observe`'s findings by (package dir, task name), and `rewrite` the
+    files the first pass wrote, which the second pass writes again with those findings in."""
 
     cwd: Path
     format: ConfigFormat = ConfigFormat.JSON
     force: bool = False
     env: Mapping[str, str] = MappingProxyType({})
+    observed: Mapping[tuple[str, str], Observation] = MappingProxyType({})
+    rewrite: frozenset[str] = frozenset()
 
 
 class PlannedFile(Record):
@@ -320,13 +326,13 @@ def _files(
         package, draft = drafts[rel_dir]
         if not draft.tasks:
             continue
-        present = existing_configs(root / rel_dir, PROJECT_STEM)
+        present = _present(root / rel_dir, PROJECT_STEM, rel_dir, request.rewrite)
         is_root_config = rel_dir == "." and not single
         if present and (not request.force or is_root_config):
             kept.extend(_join(rel_dir, p) for p in present)
             continue
         replaced.extend(_join(rel_dir, p) for p in present)
-        tasks = _for_format(draft.tasks, request.format)
+        tasks = with_observed(_for_format(draft.tasks, request.format), rel_dir, request.observed)
         text = render_project(tasks, request.format, manifest_name=PACKAGE_JSON)
         files.append(PlannedFile(_join(rel_dir, PROJECT_STEM + suffix), text))
         mapped += len(tasks)
@@ -338,7 +344,7 @@ def _files(
                 )
     if not files and kept and not request.force:
         notes.append("vx is already set up here: every package with scripts has a config")
-    ws_present = existing_configs(root, WORKSPACE_STEM)
+    ws_present = _present(root, WORKSPACE_STEM, ".", request.rewrite)
     if ws_present:
         kept.extend(ws_present)
         if shared:
@@ -367,6 +373,12 @@ def _files(
     )
 
 
+def _present(directory: Path, stem: str, rel_dir: str, rewrite: frozenset[str]) -> tuple[str, ...]:
+    """The configs already here, but those this init's first pass wrote (`--observe`)."""
+    found = existing_configs(directory, stem)
+    return tuple(name for name in found if _join(rel_dir, name) not in rewrite)
+
+
 def _for_format(tasks: tuple[TaskDraft, ...], fmt: ConfigFormat) -> tuple[TaskDraft, ...]:
     """A `.py` config reads name and version from package.json live: no copy to keep up."""
     if fmt is not ConfigFormat.PY:
@@ -391,7 +403,7 @@ def _next(
     if BUILD in names:
         task = BUILD
     else:
-        quiet = [t.name for t in tasks if not t.persistent and t.name not in _CHANGES]
+        quiet = [t.name for t in tasks if not t.persistent and t.name not in CHANGES]
         task = quiet[0] if quiet else (names[0] if names else "")
     agent = request.env.get("npm_config_user_agent", "").split("/", 1)[0]
     runner = _RUNNERS.get(agent)
