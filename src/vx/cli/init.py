@@ -230,7 +230,10 @@ def _in_git(root: Path, env: Mapping[str, str]) -> bool:
 
 
 def observed_report(seen: tuple[Observed, ...]) -> str:
-    """One line for what --observe cached, and one per task it left uncached, with why."""
+    """One line for what --observe cached, and one per task it left uncached, with why;
+    nothing when no task needed observing (a uv workspace's build has its block already)."""
+    if not seen:
+        return ""
     cached = [o for o in seen if o.verdict.block is not None]
     lines = [f"observed {len(seen)} {'task' if len(seen) == 1 else 'tasks'}: {len(cached)} cached"]
     lines += [
