@@ -21,6 +21,7 @@ LAYER = {
     "vx.workspace": 1,
     "vx.graph": 2,
     "vx.cache": 2,
+    "vx.audit": 2,  # a trace held against the config: workspace model in, findings out
     "vx.run": 3,
     "vx.history": 3,
     "vx.output": 3,

@@ -150,6 +150,41 @@ class TaskFinished(Record):
     withheld: tuple[str, ...] = ()
     flaky: tuple[int, int] | None = None
     tainted: bool = False
+    audit: AuditReport | None = None
+
+
+class AuditFinding(Record):
+    """One thing a traced task did that its declaration does not say (`vx run --audit`).
+
+    `kind` is `undeclared-read`, `missing-edge`, `undeclared-write`, `modifies-input` or
+    `toolchain` (a note: the root dependency a task ran, never a misdeclaration); `path` is
+    root-relative; `field` and `value` the config entry to add (`cache.inputs.files`,
+    `"src/gen.txt"`), None when nothing declared fixes it; `line` the sentence said about it.
+    """
+
+    kind: str
+    path: str
+    field: str | None
+    value: str | None
+    line: str
+
+
+class AuditReport(Record):
+    """What the audit of one executed task found, or that it could not look (`traced` False,
+    `reason` why: never a clean result for a task nobody watched). A task with no cache block
+    gets `suggested`, the block it would need as (field, entries) pairs, unless `uncacheable`
+    says why no block can be right (it writes tracked files, or rewrites what it reads)."""
+
+    traced: bool
+    reason: str | None = None
+    findings: tuple[AuditFinding, ...] = ()
+    suggested: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    uncacheable: str | None = None
+
+    @property
+    def faults(self) -> tuple[AuditFinding, ...]:
+        """The findings that are misdeclarations (what `audit: strict` refuses to save)."""
+        return tuple(f for f in self.findings if f.kind != "toolchain")
 
 
 class MissReason(Record):

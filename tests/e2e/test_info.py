@@ -58,7 +58,7 @@ def test_info_rows_and_json_after_a_flake(tmp_path: Path) -> None:
     pretty = run_vx(["info"], ws, home=home).assert_ok()
     store = next(home.glob(".vx/*/cache"))
     out = pretty.out.replace(str(store.relative_to(home)), "[STORE]")
-    out = re.sub(r"(?m)^(vx|python|git|workers|memory): +.*$", r"\1: [VARIES]", out)
+    out = re.sub(r"(?m)^(vx|python|git|workers|memory|tracing|sandbox): +.*$", r"\1: [VARIES]", out)
     assert out == (
         "vx: [VARIES]\n"
         "python: [VARIES]\n"
@@ -71,10 +71,12 @@ def test_info_rows_and_json_after_a_flake(tmp_path: Path) -> None:
         "memory: [VARIES]\n"
         "cache dir:        ~/[STORE]\n"
         "cache store:      ~/[STORE]\n"
-        "cache versions:   keys vx-cache-v2 · index schema v2\n"
+        "cache versions:   keys vx-cache-v2 · index schema v3\n"
         f"cache entries:    3 ({pretty.out.split('cache entries:    3 (')[1].split(')')[0]})\n"
         "task runs (24h):  5 (1 cache hit)\n"
         "flaky tasks:      1 — a#test (1 of 3 runs failed on unchanged inputs)\n"
+        "tracing: [VARIES]\n"
+        "sandbox: [VARIES]\n"
     )
     doc = run_vx(["info", "--format", "json"], ws, home=home).assert_ok().json()
     validate(doc)

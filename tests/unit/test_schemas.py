@@ -257,6 +257,8 @@ def _properties(schema: dict[str, Any], pointer: str) -> tuple[str, ...]:
         ("config.json", "$defs/task", config_schema.TASK_FIELDS),
         ("config.json", "$defs/exec", config_schema.EXEC_FIELDS),
         ("config.json", "$defs/env", config_schema.ENV_FIELDS),
+        ("config.json", "$defs/sandbox", config_schema.SANDBOX_FIELDS),
+        ("config.json", "$defs/sandbox/properties/allow", config_schema.ALLOW_FIELDS),
         ("config.json", "$defs/cache", config_schema.CACHE_FIELDS),
         ("config.json", "$defs/cache/properties/inputs", config_schema.INPUT_FIELDS),
         ("config.json", "$defs/cache/properties/outputs", config_schema.OUTPUT_FIELDS),

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from vx.cache.manifest import ArtifactInfo
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Bumping it resets every table on the next open (never the artifacts); `test_index` pins it."""
 
 INDEX_NAME = "cache.db"
@@ -60,6 +60,9 @@ _SCHEMA = (
         tainted INTEGER NOT NULL DEFAULT 0)""",
     "CREATE INDEX runs_by_run ON runs (run_id)",
     "CREATE INDEX runs_by_task ON runs (project, task)",
+    """CREATE TABLE run_audits (
+        run_id TEXT NOT NULL, project TEXT NOT NULL, task TEXT NOT NULL, report TEXT NOT NULL,
+        PRIMARY KEY (run_id, project, task))""",
     """CREATE TABLE invocations (
         run_id TEXT PRIMARY KEY, command TEXT NOT NULL,
         started_at INTEGER NOT NULL, ended_at INTEGER NOT NULL, exit_code INTEGER NOT NULL,
@@ -151,6 +154,14 @@ class RunRow(Record):
     reason: str | None = None
     tainted: bool = False
     """Executed behind a failed or excluded dependency: kept, never judged flaky."""
+
+
+class AuditRow(Record):
+    """One task's audit in one run (`run_audits`): the report as JSON (`vx.audit.report`)."""
+
+    project: str
+    task: str
+    report: str
 
 
 class InvocationRow(Record):
@@ -706,8 +717,13 @@ class Index:
         with self._write() as tx:
             _insert_runs(tx, rows)
 
-    def record_invocation(self, invocation: InvocationRow, rows: Iterable[RunRow] = ()) -> None:
-        """A run's header and its task rows, written together at the run's end."""
+    def record_invocation(
+        self,
+        invocation: InvocationRow,
+        rows: Iterable[RunRow] = (),
+        audits: Iterable[AuditRow] = (),
+    ) -> None:
+        """A run's header, its task rows and their audits, written together at the run's end."""
         inv = invocation
         with self._write() as tx:
             tx.execute(
@@ -719,6 +735,27 @@ class Index:
                 ),
             )
             _insert_runs(tx, rows)
+            tx.executemany(
+                "INSERT OR REPLACE INTO run_audits VALUES (?, ?, ?, ?)",
+                ((inv.run_id, a.project, a.task, a.report) for a in audits),
+            )
+
+    def run_audits(self, run_id: str) -> list[AuditRow]:
+        """The audits a run recorded, one per audited task."""
+        rows = self._conn().execute(
+            "SELECT project, task, report FROM run_audits WHERE run_id = ? ORDER BY rowid",
+            (run_id,),
+        )
+        return [AuditRow(str(p), str(t), str(r)) for p, t, r in rows]
+
+    def latest_audits(self) -> list[AuditRow]:
+        """Each task's newest audit, from whichever run made it (what `vx audit` reads)."""
+        rows = self._conn().execute(
+            "SELECT project, task, report FROM run_audits AS a WHERE rowid = (SELECT max(rowid)"
+            " FROM run_audits AS b WHERE b.project = a.project AND b.task = a.task)"
+            " ORDER BY project, task"
+        )
+        return [AuditRow(str(p), str(t), str(r)) for p, t, r in rows]
 
     def entry_digests(self, keys: Sequence[str]) -> dict[str, tuple[int, str]]:
         """`(size, digest)` of each well-formed entry among `keys`, in one query; nothing at all

@@ -42,10 +42,12 @@ def execute(settings: InfoSettings, streams: Streams) -> int:
 
     info = _with_plugins(gather(settings.cwd, env=settings.env, flag=settings.cache_dir))
     if settings.format is OutputFormat.JSON:
-        streams.out.write(json.dumps(document(info), indent=2, ensure_ascii=False) + "\n")
+        doc = document(info, path=settings.env.get("PATH"))
+        streams.out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     else:
         home = settings.env.get("HOME")
-        streams.out.write(text(info, home=Path(home) if home else None))
+        path = settings.env.get("PATH")
+        streams.out.write(text(info, home=Path(home) if home else None, path=path))
     return 0
 
 
@@ -68,8 +70,8 @@ def _with_plugins(info: Info) -> Info:
     return dataclasses.replace(info, plugins=tuple((p.name, p.seams) for p in loaded))
 
 
-def document(info: Info) -> dict[str, Any]:
-    """The JSON `schemas/info.json` describes."""
+def document(info: Info, *, path: str | None = None) -> dict[str, Any]:
+    """The JSON `schemas/info.json` describes; `path` is the PATH the tools are probed on."""
     from vx.cache.index import SCHEMA_VERSION
     from vx.cache.key import KEY_FORMAT_VERSION
 
@@ -125,7 +127,40 @@ def document(info: Info) -> dict[str, Any]:
             }
             for f in info.history.flaky
         ],
+        **_probes(info, path),
     }
+
+
+def _probes(info: Info, path: str | None) -> dict[str, Any]:
+    """Whether a task can be traced (`--audit`) and sandboxed (`exec.sandbox`) on this host."""
+    from vx.trace.probe import sandbox_available, tracing_available
+
+    tracing = tracing_available(path)
+    sandbox = sandbox_available(path)
+    return {
+        "tracing": {"available": tracing.ok, "reason": tracing.reason or None},
+        "sandbox": {
+            "available": sandbox.ok,
+            "reason": sandbox.reason or None,
+            "declared": info.sandboxed,
+        },
+    }
+
+
+def _probe_rows(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
+    tracing, sandbox = doc["tracing"], doc["sandbox"]
+    n = sandbox["declared"]
+    declare = f"{n} task{'s' if n != 1 else ''} declare{'s' if n == 1 else ''} exec.sandbox"
+    if sandbox["available"]:
+        sandbox_text = f"available ({declare})"
+    else:
+        sandbox_text = f"unavailable — {sandbox['reason']}"
+        if n:
+            sandbox_text += f"; {declare} and will fail"
+    tracing_text = "available" if tracing["available"] else f"unavailable — {tracing['reason']}"
+    if tracing["available"]:
+        tracing_text += " (vx run --audit)"
+    return [("tracing", tracing_text), ("sandbox", sandbox_text)]
 
 
 def _retention(cache: CacheFacts | None) -> dict[str, Any] | None:
@@ -140,11 +175,11 @@ def _retention(cache: CacheFacts | None) -> dict[str, Any] | None:
     return out
 
 
-def text(info: Info, *, home: Path | None) -> str:
+def text(info: Info, *, home: Path | None, path: str | None = None) -> str:
     """The rows, labels padded to one column."""
     from vx.util.units import format_bytes as size
 
-    doc = document(info)
+    doc = document(info, path=path)
     rows: list[tuple[str, str]] = [
         ("vx", info.vx),
         ("python", info.python),
@@ -195,6 +230,7 @@ def text(info: Info, *, home: Path | None) -> str:
     hits = "1 cache hit" if hist.hits == 1 else f"{hist.hits} cache hits"
     rows.append(("task runs (24h)", f"{hist.runs} ({hits})"))
     rows.append(("flaky tasks", _flaky(info)))
+    rows += _probe_rows(doc)
     width = max(len(label) for label, _ in rows) + 2
     return "".join(f"{(label + ':').ljust(width)}{value}\n" for label, value in rows)
 

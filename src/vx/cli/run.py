@@ -173,6 +173,15 @@ FLAGS = (
         repeat=True,
     ),
     Flag(
+        "--audit",
+        "trace every task that executes (Linux, strace) and say, one line each, what its"
+        " config does not declare; strict also saves nothing for a task with findings"
+        " (default: the workspace's audit, else off)",
+        Takes.OPTIONAL,
+        choices=("warn", "strict", "off"),
+        bare="warn",
+    ),
+    Flag(
         "--frozen",
         "read every project config from vx-lock.json, evaluating none (run vx lock --check"
         " first: the run checks nothing against the repo)",
@@ -328,6 +337,7 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
         timing=bool(env.get("VX_TIMING")),
         warm=fmt is OutputFormat.PRETTY and writes is None and env.get("VX_WARM") != "0",
         frozen=args.switch("frozen"),
+        audit=args.text("audit") if args.given("audit") else None,
     )
     return RunSettings(
         options=options,

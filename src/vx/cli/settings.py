@@ -182,6 +182,16 @@ class WhySettings(Record):
     cwd: Path
 
 
+class AuditSettings(Record):
+    """`vx audit`: list the latest findings, print them as a config patch (`suggest`), or
+    write it (`apply`); where the history lives; where to find the workspace."""
+
+    mode: str
+    cache_dir: str | None
+    env: Mapping[str, str]
+    cwd: Path
+
+
 class InitSettings(Record):
     """`vx init`: where to start, the config spelling (json, toml, py), whether to print the
     plan only (`dry`), overwrite existing configs (`force`), and how to print."""

@@ -93,6 +93,12 @@ VERBS: tuple[Verb, ...] = (
         "explain why a task re-ran: its key's components against its previous run's",
     ),
     Verb(
+        "audit",
+        "vx.cli.audit",
+        ("vx audit [--suggest | --apply] [--cache-dir <path>]",),
+        "list what the last audited runs found, or turn it into config changes",
+    ),
+    Verb(
         "init",
         "vx.cli.init",
         (

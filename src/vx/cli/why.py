@@ -67,11 +67,36 @@ def execute(settings: WhySettings, streams: Streams) -> int:
     target = root_alias(settings.target, settings.cwd)
     task_id = resolve_task(index, target, _cwd_project(settings.cwd))
     found = explain(index, task_id, settings.run_id, store=index.path.parent)
+    audit = next(
+        (
+            a.report
+            for a in index.run_audits(found.latest.row.run_id)
+            if a.project + "#" + a.task == task_id
+        ),
+        None,
+    )
     if settings.format is OutputFormat.JSON:
-        streams.out.write(json.dumps(_document(found), indent=2, ensure_ascii=False) + "\n")
+        doc = _document(found)
+        if audit is not None:
+            doc["audit"] = json.loads(audit)
+        streams.out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     else:
-        streams.out.write(_text(found))
+        streams.out.write(_text(found) + _audit_text(audit))
     return 0
+
+
+def _audit_text(audit: str | None) -> str:
+    """What `--audit` found in this run, as the run said it (nothing when it did not audit)."""
+    if audit is None:
+        return ""
+    from vx.audit.report import audit_lines, report_from_json
+
+    report = report_from_json(audit)
+    if report is None:
+        return ""
+    lines = [line.removeprefix("audit: ") for line in audit_lines(report)]
+    lines = lines or ["the task did what its config declares"]
+    return "\n  audit (this run):\n" + "".join(f"    {line}\n" for line in lines)
 
 
 def _cwd_project(cwd: Path) -> str | None:

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 from vx.errors import ConfigError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from pathlib import Path
 
     from vx.history.flaky import FlakyTask
     from vx.util.cpu import CpuBudget
     from vx.util.memory import MemoryBudget
-    from vx.workspace.model import WorkspaceConfig
+    from vx.workspace.model import TaskDef, WorkspaceConfig
 
 DAY_MS = 86_400_000
 
@@ -75,6 +75,7 @@ class Info:
     memory: MemoryBudget | None
     cache: CacheFacts | None
     history: HistoryFacts
+    sandboxed: int = 0  # tasks declaring exec.sandbox
 
 
 def python_version(module_globals: Mapping[str, object] | None = None) -> str:
@@ -107,7 +108,7 @@ def gather(
     except ConfigError as e:
         config = None
         errors.append((e.path, e.message))
-    projects, tasks, project_errors = _count(cwd)
+    projects, tasks, sandboxed, project_errors = _count(cwd)
     errors += project_errors
     cpus = cpu_budget()
     cache, history = _cache(root, config, cwd=cwd, env=env, flag=flag, now_ms=int(clock() * 1000))
@@ -126,6 +127,7 @@ def gather(
         memory=memory_budget(),
         cache=cache,
         history=history,
+        sandboxed=sandboxed,
     )
 
 
@@ -134,9 +136,10 @@ def _plugin_name(entry: object) -> str:
     return entry if isinstance(entry, str) else str(getattr(entry, "name", type(entry).__name__))
 
 
-def _count(cwd: Path) -> tuple[int, int, list[tuple[str, str]]]:
-    """Projects and tasks as a run loads them; when a config refuses, each project is loaded
-    alone, so the rest still count and every broken one is named."""
+def _count(cwd: Path) -> tuple[int, int, int, list[tuple[str, str]]]:
+    """Projects, tasks and the tasks declaring `exec.sandbox`, as a run loads them; when a
+    config refuses, each project is loaded alone, so the rest still count and every broken one
+    is named."""
     from vx.workspace.config_load import load_project_config
     from vx.workspace.discover import find_root
     from vx.workspace.load import load_workspace
@@ -146,10 +149,11 @@ def _count(cwd: Path) -> tuple[int, int, list[tuple[str, str]]]:
     except ConfigError:
         pass
     else:
-        return len(ws.projects), sum(len(p.tasks) for p in ws.projects), []
+        every = [t for p in ws.projects for t in p.tasks.values()]
+        return len(ws.projects), len(every), _sandboxed(every), []
     found = find_root(cwd)
     errors: list[tuple[str, str]] = []
-    projects = tasks = 0
+    projects = tasks = sandboxed = 0
     for rel in (".", *found.members):
         try:
             config = load_project_config(found.root / rel, root=found.root)
@@ -160,7 +164,12 @@ def _count(cwd: Path) -> tuple[int, int, list[tuple[str, str]]]:
         if config is not None or rel != ".":
             projects += 1
             tasks += len(config.tasks) if config is not None else 0
-    return projects, tasks, errors
+            sandboxed += _sandboxed(config.tasks.values()) if config is not None else 0
+    return projects, tasks, sandboxed, errors
+
+
+def _sandboxed(tasks: Iterable[TaskDef]) -> int:
+    return sum(1 for t in tasks if t.exec_spec is not None and t.exec_spec.sandbox is not None)
 
 
 def _workers(config: WorkspaceConfig | None, cpus: CpuBudget) -> Workers:

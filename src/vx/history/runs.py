@@ -6,7 +6,9 @@ Data in, text out: the queries go through `cache.index`, the failures through
 
 from __future__ import annotations
 
+import json
 import signal
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from vx.errors import ErrorCode, UserError
@@ -15,7 +17,7 @@ from vx.util.record import Record
 from vx.util.text import clip
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from pathlib import Path
 
     from vx.cache.failures import RunFailures
@@ -36,6 +38,7 @@ class Replay(Record):
     invocation: InvocationRow
     rows: tuple[RunRow, ...]
     failures: RunFailures | None
+    audits: Mapping[str, str] = MappingProxyType({})  # task id → its audit's JSON
 
 
 def looks_like_run_id(word: str) -> bool:
@@ -77,7 +80,8 @@ def load_replay(index: Index, cache_dir: Path, invocation: InvocationRow) -> Rep
 
     rows = tuple(index.run_rows(invocation.run_id))
     failures = read_failures(cache_dir, invocation.run_id) if invocation.failed else None
-    return Replay(invocation, rows, failures)
+    audits = {f"{a.project}#{a.task}": a.report for a in index.run_audits(invocation.run_id)}
+    return Replay(invocation, rows, failures, MappingProxyType(audits))
 
 
 def replay_order(rows: Sequence[RunRow]) -> tuple[list[RunRow], list[RunRow]]:
@@ -218,6 +222,9 @@ def replay_json(replay: Replay) -> dict[str, Any]:
                 }
                 for loc in (failure.locations if failure else ())
             ]
+        audit = replay.audits.get(doc["id"])
+        if audit is not None:
+            doc["audit"] = json.loads(audit)
         tasks.append(doc)
     return {"invocation": invocation_json(replay.invocation), "tasks": tasks}
 

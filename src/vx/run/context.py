@@ -33,6 +33,7 @@ class ExecOptions(Record):
     timeout_ms: int | None = None
     kill_grace_ms: int = 2000
     ready_notice_ms: int = 10_000
+    audit: str = "off"  # `off`, `warn` or `strict`: trace every executed task and compare
 
 
 class RunContext(Record):

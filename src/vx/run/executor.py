@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING
 
 from vx.events import (
+    AuditReport,
     CacheOutcome,
     Notice,
     Stream,
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from vx.ids import TaskId
+    from vx.run.audit import TaskAuditor
     from vx.run.caching import Hit
     from vx.run.context import RunContext
     from vx.run.plan import PlanNode
@@ -47,6 +49,11 @@ class Executor:
     def __init__(self, ctx: RunContext, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.ctx = ctx
         self.clock = clock
+        self.auditor: TaskAuditor | None = None
+        if ctx.options.audit != "off":
+            from vx.run.audit import TaskAuditor  # a run that does not audit never loads it
+
+            self.auditor = TaskAuditor(ctx)
 
     def run(self, ticket: Ticket) -> Done:
         """Restore or execute the ticket's task; the answer says what it means downstream."""
@@ -97,7 +104,7 @@ class Executor:
         return _Capture(tid, secrets, self.ctx.emit)
 
     def _process_spec(
-        self, node: PlanNode, spec: ExecSpec, command: str
+        self, node: PlanNode, spec: ExecSpec, command: str, prefix: tuple[str, ...] = ()
     ) -> tuple[ProcessSpec, tuple[str, ...]]:
         inputs_env = node.task.cache_spec.inputs.env if node.task.cache_spec else ()
         env = task_env(
@@ -119,12 +126,31 @@ class Executor:
             timeout_ms=None if spec.persistent else timeout,
             kill_grace_ms=self.ctx.options.kill_grace_ms,
             interactive=spec.interactive,
+            prefix=prefix,
         )
         return pspec, env.secrets
 
     def _execute(self, node: PlanNode, spec: ExecSpec, command: str, ticket: Ticket) -> Done:
         tid, cache = node.id, self.ctx.cache
-        pspec, secrets = self._process_spec(node, spec, command)
+        prefix: tuple[str, ...] = ()
+        log, audit = None, None
+        if self.auditor is not None:
+            prefix, log, audit = self.auditor.begin(node)
+        refusal = None
+        if spec.sandbox is not None:
+            from vx.trace.sandbox import SandboxUnavailableError, sandbox_prefix
+
+            try:
+                prefix += sandbox_prefix(
+                    self.ctx.root,
+                    node.project.dir,
+                    spec.sandbox.read,
+                    spec.sandbox.write,
+                    path=self.ctx.env.get("PATH"),
+                )
+            except SandboxUnavailableError as exc:
+                refusal = f"sandbox not available: {exc}"  # never run it unsandboxed
+        pspec, secrets = self._process_spec(node, spec, command, prefix)
         miss = cache.miss_reason(tid)
         retries = spec.retries if spec.retries is not None else self.ctx.options.retry
         if spec.interactive:
@@ -134,13 +160,16 @@ class Executor:
             attempt += 1
             capture = self._capture(tid, secrets)
             self.ctx.emit(TaskStarted(tid, command, attempt))
-            from vx.run.process import run_process
+            from vx.run.process import ProcessResult, run_process
 
-            result = run_process(pspec, capture.feed, registry=self.ctx.registry)
+            if refusal is None:
+                result = run_process(pspec, capture.feed, registry=self.ctx.registry)
+            else:
+                result = ProcessResult(exit_code=1, duration_ms=0.0, spawn_error=refusal)
             if result.spawn_error:
                 capture.feed(Stream.STDERR, result.spawn_error + "\n")
             capture.flush()
-            more = attempt <= retries and ticket.attempts_allowed
+            more = attempt <= retries and ticket.attempts_allowed and refusal is None
             if result.exit_code == 0 or not more or self._halted():
                 break
         status = self._status(result)
@@ -151,8 +180,16 @@ class Executor:
 
             said = "".join([command, "\n", *(text for _, text in capture.log)])
             kept_back = withheld(self.ctx.env, pspec.env, said)
+        if self.auditor is not None and log is not None:
+            audit = self.auditor.finish(node, log)
+        refused = audit is not None and self._audited(tid, audit, status)
         save_note = None
-        if status is TaskStatus.SUCCESS and cache.cached(tid) and not ticket.tainted:
+        if (
+            status is TaskStatus.SUCCESS
+            and cache.cached(tid)
+            and not ticket.tainted
+            and not refused
+        ):
             produced = Produced(
                 capture.log, result.duration_ms, result.cpu_ms, result.peak_rss_bytes
             )
@@ -179,9 +216,24 @@ class Executor:
                 withheld=kept_back,
                 flaky=flaky,
                 tainted=ticket.tainted,
+                audit=audit,
             )
         )
         return Done(_RESULT[status])
+
+    def _audited(self, tid: TaskId, audit: AuditReport, status: TaskStatus) -> bool:
+        """Say the audit's findings, one line each; True when `strict` refuses the save."""
+        from vx.audit.report import audit_lines
+
+        for line in audit_lines(audit):
+            self.ctx.emit(Notice(f"[vx] {tid}: {line}"))
+        strict = self.ctx.options.audit == "strict"
+        if not strict or not (audit.faults or not audit.traced):
+            return False
+        if status is TaskStatus.SUCCESS and self.ctx.cache.cached(tid):
+            why = "it was not traced" if not audit.traced else _count(len(audit.faults))
+            self.ctx.emit(Notice(f"[vx] {tid}: audit strict: {why}, nothing saved"))
+        return True
 
     def _halted(self) -> bool:
         return self.ctx.stopping.is_set() or self.ctx.halted.is_set()
@@ -290,6 +342,10 @@ class Executor:
             )
         )
         return Done(_RESULT[status])
+
+
+def _count(n: int) -> str:
+    return f"{n} finding{'s' if n != 1 else ''}"
 
 
 _JUDGED = frozenset({TaskStatus.SUCCESS, TaskStatus.FAILED})

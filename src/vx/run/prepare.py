@@ -96,6 +96,7 @@ class RunOptions(Record):
     frozen: bool = False
     keep_servers: Callable[[HeldServers], None] | None = None
     release: Release | None = None
+    audit: str | None = None  # `--audit`'s mode; None takes the workspace's `audit` (else off)
 
 
 class PreparedRun(Record):
@@ -539,6 +540,7 @@ def _exec_options(options: RunOptions, ws: Workspace, env: Mapping[str, str]) ->
         timeout_ms=_timeout(options.timeout_ms, env, ws.config.timeout_ms),
         kill_grace_ms=kill_grace_ms(env),
         ready_notice_ms=_positive_ms(env.get("VX_READY_NOTICE_MS"), 10_000),
+        audit=options.audit or ws.config.audit or "off",
     )
 
 

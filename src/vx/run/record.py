@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vx.cache.index import IndexOffError, InvocationRow, RunRow
+from vx.cache.index import AuditRow, IndexOffError, InvocationRow, RunRow
 from vx.events import CacheOutcome, TaskStatus
 
 if TYPE_CHECKING:
@@ -89,15 +89,24 @@ def record_run(
         failed=sum(1 for r in rows if r.status is TaskStatus.FAILED),
         skipped=sum(1 for r in rows if r.status is TaskStatus.SKIPPED),
     )
+    audits: list[AuditRow] = []
+    if any(f.audit is not None for f in outcome.finished):
+        from vx.audit.report import report_json
+
+        audits = [
+            AuditRow(f.id.project, f.id.task, report_json(f.audit))
+            for f in outcome.finished
+            if f.audit is not None
+        ]
     note = index.recover()
     if index.off is not None:
         return note
     try:
-        index.record_invocation(invocation, rows)
+        index.record_invocation(invocation, rows, audits)
     except IndexOffError:
         note = index.recover() or note
         if index.off is None:
-            index.record_invocation(invocation, rows)
+            index.record_invocation(invocation, rows, audits)
     return note
 
 

@@ -146,6 +146,10 @@ def _task_row(finished: TaskFinished, span: tuple[int, int] | None) -> dict[str,
         row["notReady"] = finished.not_ready
     if finished.withheld:
         row["notPassed"] = list(finished.withheld)
+    if finished.audit is not None:
+        from vx.audit.report import report_doc
+
+        row["audit"] = report_doc(finished.audit)
     if span is not None:
         row["wallclockStartNs"] = str(span[0])
         row["wallclockEndNs"] = str(span[1])

@@ -49,9 +49,10 @@ class TracingUnavailableError(Exception):
     """strace cannot follow a process here; the message is the probe's reason."""
 
 
-def strace_prefix(log: Path) -> tuple[str, ...]:
-    """The argv to put before `sh -c …` so its whole tree is traced into `log`."""
-    probe = tracing_available()
+def strace_prefix(log: Path, *, path: str | None = None) -> tuple[str, ...]:
+    """The argv to put before `sh -c …` so its whole tree is traced into `log`; `path` is the
+    PATH strace is looked up on (vx's own by default)."""
+    probe = tracing_available(path)
     if not probe.ok:
         raise TracingUnavailableError(probe.reason)
     return (

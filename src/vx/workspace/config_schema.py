@@ -32,6 +32,7 @@ from vx.workspace.model import (
     EnvSpec,
     ExecSpec,
     ProjectConfig,
+    SandboxSpec,
     TaskDef,
     WorkspaceConfig,
 )
@@ -41,7 +42,18 @@ if TYPE_CHECKING:
 
 PROJECT_FIELDS = ("tags", "tasks")
 TASK_FIELDS = ("description", "dependsOn", "exec", "cache")
-EXEC_FIELDS = ("command", "env", "timeout", "retries", "persistent", "readyWhen", "interactive")
+EXEC_FIELDS = (
+    "command",
+    "env",
+    "timeout",
+    "retries",
+    "persistent",
+    "readyWhen",
+    "interactive",
+    "sandbox",
+)
+SANDBOX_FIELDS = ("allow",)
+ALLOW_FIELDS = ("read", "write")
 ENV_FIELDS = ("passThrough", "define", "secret")
 CACHE_FIELDS = ("inputs", "outputs")
 INPUT_FIELDS = ("files", "workspaceFiles", "env", "tasks", "runtime", "workspaceRuntime")
@@ -55,8 +67,10 @@ WORKSPACE_FIELDS = (
     "passThrough",
     "plugins",
     "tasksFrom",
+    "audit",
     "tasks",
 )
+AUDIT_MODES = ("off", "warn", "strict")
 # Where a workspace may read its tasks live instead of from vx.config files (workspace/live.py).
 TASKS_FROM = ("turbo", "nx")
 RETENTION_FIELDS = ("olderThan", "maxSize")
@@ -118,7 +132,9 @@ def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
     cache_dir = affected_base = concurrency = timeout = retention = None
     plugins: tuple[object, ...] = ()
     pass_through: tuple[str, ...] = ()
-    tasks_from = None
+    tasks_from = audit = None
+    if "audit" in doc:
+        audit = _one_of(doc["audit"], top.key("audit"), AUDIT_MODES)
     if "tasksFrom" in doc:
         tasks_from = _one_of(doc["tasksFrom"], top.key("tasksFrom"), TASKS_FROM)
     raw_tasks = _task_table(doc["tasks"], top.key("tasks")) if "tasks" in doc else {}
@@ -150,6 +166,7 @@ def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
         plugins=plugins,
         pass_through=pass_through,
         tasks_from=tasks_from,
+        audit=audit,
         tasks=MappingProxyType(parse_tasks(raw_tasks, top.key("tasks"))),
         raw_tasks=MappingProxyType(dict(raw_tasks)),
     )
@@ -255,6 +272,11 @@ def _exec(value: object, site: Site) -> ExecSpec:
         )
     if persistent and interactive:
         site.fail('"interactive" and "persistent" may not both be true')
+    sandbox = _sandbox(doc["sandbox"], site.key("sandbox")) if "sandbox" in doc else None
+    if sandbox is not None and (persistent or interactive):
+        site.key("sandbox").fail(
+            "a persistent or interactive task cannot be sandboxed: drop one of the two"
+        )
     return ExecSpec(
         command=command,
         env=env,
@@ -263,7 +285,26 @@ def _exec(value: object, site: Site) -> ExecSpec:
         persistent=persistent,
         ready_when=ready_when,
         interactive=interactive,
+        sandbox=sandbox,
     )
+
+
+def _sandbox(value: object, site: Site) -> SandboxSpec:
+    doc = fields(value, site, SANDBOX_FIELDS)
+    if "allow" not in doc:
+        site.fail('missing "allow": the paths the task may read and write')
+    allow = fields(doc["allow"], site.key("allow"), ALLOW_FIELDS)
+    at = site.key("allow")
+    read = string_list(allow["read"], at.key("read"), _grant) if "read" in allow else ()
+    write = string_list(allow["write"], at.key("write"), _output_glob) if "write" in allow else ()
+    return SandboxSpec(read=read, write=write)
+
+
+def _grant(value: object, site: Site) -> str:
+    """A read grant: `.` (the whole project) or a project-relative glob."""
+    if value == ".":
+        return "."
+    return _input_glob(value, site)
 
 
 def _env(value: object, site: Site) -> EnvSpec:
@@ -342,6 +383,20 @@ def _resolved_exec(spec: ExecSpec) -> FrozenJson:
             "persistent": spec.persistent,
             "readyWhen": spec.ready_when,
             "interactive": spec.interactive,
+            # Only a sandboxed task says so: every other task's config digest stays as it was.
+            **(
+                {}
+                if spec.sandbox is None
+                else {
+                    "sandbox": FrozenJson(
+                        {
+                            "allow": FrozenJson(
+                                {"read": spec.sandbox.read, "write": spec.sandbox.write}
+                            )
+                        }
+                    )
+                }
+            ),
         }
     )
 

@@ -34,6 +34,14 @@ class EnvSpec(Record):
     secret: tuple[str, ...] = ()
 
 
+class SandboxSpec(Record):
+    """`exec.sandbox.allow`: the project-relative paths (globs) a sandboxed task may read, and
+    those it may write; nothing else in the workspace is there for it."""
+
+    read: tuple[str, ...] = ()
+    write: tuple[str, ...] = ()
+
+
 class ExecSpec(Record):
     """How a task runs: its shell command and the knobs around the process."""
 
@@ -44,6 +52,7 @@ class ExecSpec(Record):
     persistent: bool = False
     ready_when: str | None = None
     interactive: bool = False
+    sandbox: SandboxSpec | None = None
 
 
 class CacheInputs(Record):
@@ -154,6 +163,7 @@ class WorkspaceConfig(Record):
     imports: tuple[str, ...] = ()  # root-relative files a `.py` config imported
     pass_through: tuple[str, ...] = ()  # variables every task sees, outside every key
     tasks_from: str | None = None  # "turbo" or "nx": config-less packages read it live
+    audit: str | None = None  # "off", "warn" or "strict": trace executed tasks (vx run --audit)
     tasks: Mapping[str, TaskDef] = _EMPTY  # declared once for every package (task_defaults.py)
     raw_tasks: Mapping[str, object] = _EMPTY  # those tasks as the file wrote them, for merging
 
