@@ -117,6 +117,20 @@ def shim_path(tmp_path: Path, manager: Manager) -> dict[str, str]:
     return {"PATH": f"{bin_dir}:{manager.env['PATH']}"}
 
 
+def installed(
+    name: str, tmp_path: Path, factory: pytest.TempPathFactory, workspace: Callable[..., Path]
+) -> tuple[Path, dict[str, str]]:
+    """The workspace, installed by the real manager and committed, and the env to run vx in."""
+    manager = get_manager(factory, name)
+    if name == "yarn4":  # Plug'n'Play, Yarn 4's default
+        manager = manager._replace(env={**manager.env, "YARN_NODE_LINKER": "pnp"})
+    root = workspace(js_workspace(name), commit=False)
+    run_pm(manager, ["install"], root)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "installed")
+    return root, shim_path(tmp_path, manager)
+
+
 @pytest.mark.parametrize("name", JS_MANAGERS)
 def test_observe_adopts_a_js_workspace_with_caching(
     name: str,
@@ -125,15 +139,7 @@ def test_observe_adopts_a_js_workspace_with_caching(
     workspace: Callable[..., Path],
     vx: Callable[..., VxResult],
 ) -> None:
-    manager = get_manager(tmp_path_factory, name)
-    if name == "yarn4":  # Plug'n'Play, Yarn 4's default
-        manager = manager._replace(env={**manager.env, "YARN_NODE_LINKER": "pnp"})
-    root = workspace(js_workspace(name), commit=False)
-    run_pm(manager, ["install"], root)
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "installed")
-    env = shim_path(tmp_path, manager)
-
+    root, env = installed(name, tmp_path, tmp_path_factory, workspace)
     out = vx(["init", "--observe"], root, env=env).assert_ok().out
     assert "observing ui#build\nobserving web#build\n" in out
     assert "observed 2 tasks: 2 cached\n" in out
@@ -149,6 +155,31 @@ def test_observe_adopts_a_js_workspace_with_caching(
     remove_outputs(root)  # what observing built: run 1 builds it again, under vx
     adopted_runs(vx, root, env)
     assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+@pytest.mark.parametrize("name", JS_MANAGERS)
+def test_init_then_one_audited_run_and_audit_apply_adopts_with_caching(
+    name: str,
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    workspace: Callable[..., Path],
+    vx: Callable[..., VxResult],
+) -> None:
+    root, env = installed(name, tmp_path, tmp_path_factory, workspace)
+    vx(["init"], root, env=env).assert_ok()
+    vx(["run", "build", "--all", "--audit"], root, env=env).assert_ok()
+    applied = vx(["audit", "--apply"], root, env=env).assert_ok().out
+    assert "wrote packages/ui/vx.config.json" in applied
+    text = (root / "packages/ui/vx.config.json").read_text()
+    config: Any = parse_jsonc(text, "packages/ui/vx.config.json")
+    assert config["tasks"]["build"]["cache"]["outputs"]["files"] == [
+        "dist/**",
+        "lib/**",
+        "meta.json",
+    ]
+    assert "no cache block" not in text  # the TODO the block answers is gone, the rest kept
+    remove_outputs(root)
+    adopted_runs(vx, root, env)
 
 
 UV_PACKAGE = """\
