@@ -11,6 +11,7 @@ as on PATH. A manager that cannot be had skips, saying why. Needs the tracer (st
 from __future__ import annotations
 
 import shutil
+import tomllib
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -241,3 +242,39 @@ def test_observe_without_git_writes_nothing(tmp_path: Path, vx: Callable[..., Vx
     result = vx(["init", "--observe"], root).assert_code(1)
     assert "git init && git add -A" in result.err
     assert sorted(p.name for p in root.iterdir()) == ["package.json"]
+
+
+def test_observe_leaves_what_cannot_be_cached_uncached_and_says_why(
+    workspace: Callable[..., Path], vx: Callable[..., VxResult]
+) -> None:
+    """In TOML this time: a stamp, a formatter of a tracked file, a failure; deploy never runs."""
+    scripts = {
+        "build": "mkdir -p out && cp src/a.txt out/a.txt",
+        "stamp": "mkdir -p out && date +%s%N > out/stamp.txt",
+        "fmt": "echo tidy >> src/a.txt",
+        "broken": "echo 'cannot find tool' >&2; exit 3",
+        "deploy": "touch deployed",
+    }
+    root = workspace(
+        {
+            "package.json": {"name": "solo", "scripts": scripts},
+            "src/a.txt": "a\n",
+            ".gitignore": "out/\n",
+        }
+    )
+    out = vx(["init", "--observe", "--toml"], root).assert_ok().out
+    assert "observed 4 tasks: 1 cached\n" in out
+    assert "not cached: solo#fmt: it changes src/a.txt, which git tracks\n" in out
+    assert "not cached: solo#broken: it failed when observed (exit 3: cannot find tool)\n" in out
+    assert "not cached: solo#stamp: its outputs differ between two runs" in out
+    assert (root / "src/a.txt").read_text() == "a\n"  # put back as it was
+    assert not (root / "deployed").exists()
+    text = (root / "vx.config.toml").read_text()
+    assert "# not cached: it changes src/a.txt, which git tracks\n" in text
+    config = tomllib.loads(text)
+    assert config["tasks"]["build"]["cache"] == {
+        "inputs": {"files": ["src/**"]},
+        "outputs": {"files": ["out/**"]},
+    }
+    assert "cache" not in config["tasks"]["stamp"]
+    assert git(root, "status", "--porcelain", "--untracked-files=no") == ""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from vx.workspace.model import Project, TaskDef, Workspace
 
 _KILL_GRACE_MS = 2000
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # a task's colours (it runs with FORCE_COLOR=1)
 
 
 class ObserveRequest(Record):
@@ -113,11 +115,12 @@ def _judge(runs: _Runs, tracked: frozenset[str], others_wrote: frozenset[str]) -
         left = "" if kept else "; vx put back only files inside its package, see git status"
         return Verdict(None, f"it changes {touched[0]}{more}, which git tracks{left}")
     if first.exit_code != 0:
-        return Verdict(None, f"it failed when observed (exit {first.exit_code})")
+        return Verdict(None, f"it failed when observed (exit {first.exit_code}{first.said})")
     before = runs.digests()
     second = runs.run()
     if second.exit_code != 0:
-        return Verdict(None, f"it failed when run a second time (exit {second.exit_code})")
+        why = f"exit {second.exit_code}{second.said}"
+        return Verdict(None, f"it failed when run a second time ({why})")
     changed = differing(before, runs.digests())
     if changed:
         return Verdict(
@@ -138,6 +141,7 @@ class _Outcome(Record):
     exit_code: int
     reads: frozenset[str]
     removed: frozenset[str] = frozenset()
+    said: str = ""  # ": " and the last line of its output, to name a failure
 
 
 class _Runs:
@@ -180,13 +184,15 @@ class _Runs:
             kill_grace_ms=_KILL_GRACE_MS,
             prefix=strace_prefix(self.log),
         )
-        result = run_process(process, _discard, registry=self.registry)
+        tail = _Tail()
+        result = run_process(process, tail, registry=self.registry)
+        said = f": {tail.last}" if tail.last else ""
         trace = parse_log(self.log, self.project.dir) if self.log.exists() else None
         if trace is None:
-            return _Outcome(result.exit_code or 1, frozenset())
+            return _Outcome(result.exit_code or 1, frozenset(), said=said)
         self.written |= self._left(trace)
         reads, removed = self._relative(trace.reads), self._relative(trace.unlinks)
-        return _Outcome(result.exit_code, frozenset(reads), frozenset(removed))
+        return _Outcome(result.exit_code, frozenset(reads), frozenset(removed), said)
 
     def save(self, files: frozenset[str]) -> dict[str, tuple[bytes, int]]:
         """The bytes and mode of the package's tracked files, to put back what a run changes."""
@@ -242,8 +248,21 @@ class _Runs:
         return frozenset(found)
 
 
-def _discard(stream: Stream, text: str) -> None:
-    """A task's output while it is observed: its verdict says what init needs to know."""
+class _Tail:
+    """A task's output while it is observed: only its last line is kept, to name a failure
+    in the reason init writes (the whole log is a plain `vx run` away)."""
+
+    _LONGEST = 120
+
+    def __init__(self) -> None:
+        self.last = ""
+
+    def __call__(self, stream: Stream, text: str) -> None:  # noqa: ARG002 - either stream
+        plain = _ANSI.sub("", text)
+        lines = [line.strip() for line in plain.splitlines() if line.strip()]
+        if lines:
+            line = lines[-1]
+            self.last = line if len(line) <= self._LONGEST else line[: self._LONGEST - 1] + "…"
 
 
 def _digest(path: Path) -> str:
