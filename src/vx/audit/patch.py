@@ -66,6 +66,11 @@ def plan_patches(ws: Workspace, reports: Mapping[str, AuditReport]) -> list[File
             continue
         edits: list[Edit] = []
         for name, task in config.tasks.items():
+            if name in ws.config.tasks:
+                # Declared once for every package: an entry appended to one package's list
+                # would replace the workspace's whole list there (lists merge by replacing),
+                # and one appended to the workspace's would reach every package. Listed only.
+                continue
             report = reports.get(f"{project.name}#{name}")
             if report is not None:
                 edits += _task_edits(name, report, has_cache=task.cache_spec is not None)
