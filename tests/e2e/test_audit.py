@@ -197,3 +197,58 @@ def test_a_task_with_no_cache_block_gets_one_that_caches(workspace, vx):
     second = vx(["run", "a#build", "--format", "json"], root).assert_ok().json()
     assert second["tasks"][0]["restored"] is True
     assert (root / "packages/a/lib/a.js").read_text() == "a\n"
+
+
+def test_a_plain_run_loads_neither_the_tracer_nor_the_audit(workspace, tmp_path):
+    import subprocess
+    import sys
+
+    from tests.e2e.test_version_imports import _IMPORTED
+
+    from conftest import VX, base_env
+
+    files = tree({"a": ((), _build("mkdir -p dist && cat src/index.txt > dist/o"))})
+    root = workspace(files)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", str(VX), "run", "a#build"],
+        cwd=root,
+        env=base_env({"HOME": str(tmp_path / "home")}),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    modules = set(_IMPORTED.findall(proc.stderr))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "vx.run.executor" in modules, "the import report was not read"
+    assert not {m for m in modules if m.startswith(("vx.trace", "vx.audit", "vx.run.audit"))}
+
+
+def test_findings_reach_summarize_why_and_vx_audit(workspace, vx, tmp_path):
+    files = tree({"a": ((), _build("mkdir -p dist && cat src/index.txt extra.txt > dist/o"))})
+    files["packages/a/extra.txt"] = "extra\n"
+    root = workspace(files)
+    summary = tmp_path / "summary.json"
+    vx(["run", "a#build", "--audit", f"--summarize={summary}"], root).assert_ok()
+    [row] = json.loads(summary.read_text())["tasks"]
+    [finding] = row["audit"]["findings"]
+    assert finding["value"] == "extra.txt"
+    line = (
+        'reads packages/a/extra.txt, which no input covers — add "extra.txt" to cache.inputs.files'
+    )
+    why = vx(["why", "a#build"], root).assert_ok().out
+    assert why.endswith(f"\n  audit (this run):\n    {line}\n")
+    doc = vx(["why", "a#build", "--format", "json"], root).assert_ok().json()
+    assert doc["audit"]["findings"][0]["line"] == line
+    assert vx(["audit"], root).assert_ok().out == f"a#build: audit: {line}\n"
+    both = vx(["audit", "--suggest", "--apply"], root)
+    assert both.code == 1
+    assert "--suggest and --apply both given" in both.err
+
+
+def test_vx_audit_with_no_audited_run_says_how_to_get_one(workspace, vx):
+    root = workspace(tree({"a": ((), _build("mkdir -p dist && cat src/index.txt > dist/o"))}))
+    vx(["run", "a#build"], root).assert_ok()
+    r = vx(["audit"], root)
+    assert r.code == 1
+    assert "vx audit: no task has been audited yet — run vx run --audit first" in r.err

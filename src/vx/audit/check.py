@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vx.events import AuditFinding, AuditReport
@@ -46,10 +47,8 @@ class WorkspaceView:
         self.skipped = frozenset(skipped)
         self._tracked_source = tracked
         self._tracked: frozenset[str] | None = None
-        self.bases: list[tuple[str, Project]] = sorted(
-            ((_rel_dir(self.root, p), p) for p in ws.projects),
-            key=lambda item: -len(item[0]),
-        )
+        self.by_base: dict[str, Project] = {_rel_dir(self.root, p): p for p in ws.projects}
+        self._owners: dict[str, tuple[str, Project] | None] = {}
         self.producers: dict[str, list[_Producer]] = {}
         for project in ws.projects:
             tasks = project.config.tasks if project.config else {}
@@ -63,8 +62,7 @@ class WorkspaceView:
                 for name, task in tasks.items()
                 if task.cache_spec is not None
             ]
-        root = next((p for p in ws.projects if p.is_root), None)
-        self.root_deps: Mapping[str, str] = root.dependencies if root else {}
+        self.root_deps = _root_dependencies(ws)
 
     @property
     def tracked(self) -> frozenset[str]:
@@ -81,10 +79,21 @@ class WorkspaceView:
         return None
 
     def owner(self, rel: str) -> tuple[str, Project] | None:
-        for base, project in self.bases:
-            if not base or rel.startswith(base + "/"):
-                return base, project
-        return None
+        """The deepest project holding `rel`: its directories looked up, nearest first (and
+        remembered: a task's reads crowd into a few directories)."""
+        directory = rel.rpartition("/")[0]
+        if directory in self._owners:
+            return self._owners[directory]
+        found: tuple[str, Project] | None = None
+        head = rel
+        while head:
+            head = head.rpartition("/")[0]
+            project = self.by_base.get(head)
+            if project is not None:
+                found = (head, project)
+                break
+        self._owners[directory] = found
+        return found
 
 
 class TaskView(Record):
@@ -120,11 +129,13 @@ class _Audit:
         self.wrote_local: set[str] = set()
         self.wrote_ws: set[str] = set()
         self.written = {p for p in (ws.relative(w) for w in trace.writes) if p is not None}
+        self.read_rel: set[str] = set()
 
     def report(self) -> AuditReport:
         for path in sorted(self.trace.reads | self.trace.execs):
             rel = self.ws.relative(path)
             if rel is not None:
+                self.read_rel.add(rel)
                 self._read(rel)
         for path in sorted(self.trace.writes):
             rel = self.ws.relative(path)
@@ -161,7 +172,12 @@ class _Audit:
         owner = self.ws.owner(rel)
         if local is not None and (owner is None or owner[1].name == self.view.project.name):
             self.read_local.add(local)
-            if self.cached and not self._covers_input(local) and not self.outputs.match(local):
+            if (
+                self.cached
+                and not self._covers_input(local)
+                and not self.outputs.match(local)
+                and not self._is_dir(rel)
+            ):
                 self._add(
                     "undeclared-read",
                     rel,
@@ -178,7 +194,7 @@ class _Audit:
                     self._edge(rel, project, producer)
                 return
         self.read_ws.add(rel)
-        if self.cached and not self.ws_inputs.match(rel):
+        if self.cached and not self.ws_inputs.match(rel) and not self._is_dir(rel):
             self._add(
                 "undeclared-read",
                 rel,
@@ -188,8 +204,15 @@ class _Audit:
                 f" add {_q(rel)} to {_WS_IN}",
             )
 
+    def _is_dir(self, rel: str) -> bool:
+        """A directory opened plainly (`find` reopens `.` to walk back): no file read."""
+        return Path(self.ws.root, rel).is_dir()
+
     def _covers_input(self, local: str) -> bool:
-        return self.default_inputs or (self.inputs is not None and self.inputs.match(local))
+        """Declared inputs cover it; the default (every file) leaves the outputs out."""
+        if self.default_inputs:
+            return not self.outputs.match(local)
+        return self.inputs is not None and self.inputs.match(local)
 
     def _producer(self, project: Project, local: str, rel: str) -> _Producer | None:
         for producer in self.ws.producers.get(project.name, ()):
@@ -232,7 +255,7 @@ class _Audit:
         local = self._local(rel)
         owner = self.ws.owner(rel)
         if local is not None and (owner is None or owner[1].name == self.view.project.name):
-            if tracked or (rel in self._reads_rel() and self._covers_input(local)):
+            if tracked or (rel in self.read_rel and self._covers_input(local)):
                 self.uncacheable = f"it rewrites {rel}, which it reads or git tracks"
                 self._add(
                     "modifies-input",
@@ -275,10 +298,10 @@ class _Audit:
                 f"writes {rel}, outside its package and its outputs — add {_q(glob)} to {_WS_OUT}",
             )
 
-    def _reads_rel(self) -> set[str]:
-        return {p for p in (self.ws.relative(r) for r in self.trace.reads) if p is not None}
-
     def _suggested(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        base = f"{self.base}/" if self.base else ""
+        self.read_local = {p for p in self.read_local if not self._is_dir(base + p)}
+        self.read_ws = {p for p in self.read_ws if not self._is_dir(p)}
         inputs = _globs(self.read_local - self.wrote_local)
         outputs = _globs(self.wrote_local)
         fields = (
@@ -288,6 +311,24 @@ class _Audit:
             (_WS_OUT, tuple(sorted(_dir_glob(p) for p in self.wrote_ws))),
         )
         return tuple((name, entries) for name, entries in fields if entries or name == _IN)
+
+
+def _root_dependencies(ws: Workspace) -> Mapping[str, str]:
+    """The root package.json's dependencies (every field), whether or not the root is a
+    project of the run: its toolchain is what the packages' scripts call."""
+    root = next((p for p in ws.projects if p.is_root), None)
+    if root is not None:
+        return root.dependencies
+    from vx.errors import ConfigError
+    from vx.workspace.manifests import read_package_json
+
+    manifest = ws.root / "package.json"
+    try:
+        return (
+            read_package_json(manifest, "package.json").dependencies if manifest.is_file() else {}
+        )
+    except ConfigError:
+        return {}
 
 
 def _globs(paths: Iterable[str]) -> tuple[str, ...]:

@@ -44,7 +44,6 @@ class _Call(Record):
     result: str
 
 
-_LINE = re.compile(r"(\d+)\s+(.*)")
 _RESUMED = re.compile(r"<\.\.\. [\w?]+ resumed>(.*)")
 _UNFINISHED = " <unfinished ...>"
 _FORKS = frozenset({"clone", "clone3", "fork", "vfork"})
@@ -100,10 +99,13 @@ class _Process:
         return _Process(self.cwd, dict(self.fds))
 
     def resolve(self, path: str, dirfd: str = _CWD) -> str | None:
-        if path.startswith("/"):
-            return posixpath.normpath(path)
-        base = self.cwd if dirfd == _CWD else self.fds.get(dirfd)
-        return None if base is None else posixpath.normpath(posixpath.join(base, path))
+        if not path.startswith("/"):
+            base = self.cwd if dirfd == _CWD else self.fds.get(dirfd)
+            if base is None:
+                return None
+            path = f"{base}/{path}"
+        # normpath only where there is something to normalise: most paths are clean.
+        return posixpath.normpath(path) if "/." in path or "//" in path else path
 
 
 class _Seen:
@@ -119,8 +121,6 @@ class _Seen:
 
 def _apply(call: _Call, process: _Process, seen: _Seen) -> None:
     name, args, result = call.name, call.args, call.result
-    if result.startswith("-") or result == "?":
-        return  # a failed call changed nothing
     if name in {"open", "creat"}:
         args = [_CWD, *args]
         name = "openat"
@@ -181,12 +181,14 @@ def _calls(lines: Iterable[str]) -> Iterator[_Call]:
     """Each complete call, an `<unfinished ...>` half joined to its `<... resumed>` half."""
     pending: dict[int, str] = {}
     for line in lines:
-        match = _LINE.match(line.rstrip("\n"))
-        if match is None:
+        head, _, text = line.rstrip("\n").partition(" ")
+        if not head.isdigit():
             continue
-        pid, text = int(match[1]), match[2]
-        resumed = _RESUMED.match(text)
-        if resumed is not None:
+        pid, text = int(head), text.lstrip(" ")
+        if text.startswith("<..."):
+            resumed = _RESUMED.match(text)
+            if resumed is None:
+                continue
             text = pending.pop(pid, "") + resumed[1]
         if text.endswith(_UNFINISHED):
             pending[pid] = text[: -len(_UNFINISHED)]
@@ -196,41 +198,40 @@ def _calls(lines: Iterable[str]) -> Iterator[_Call]:
             yield call
 
 
+_ARG = re.compile(r'[ ]*("(?:[^"\\]|\\.)*"|[^,]*)(?:,|$)')
+_MOST_ARGS = 4  # no call read here needs an argument past the fourth
+_ARGS_READ = {"clone": 0, "clone3": 0, "fork": 0, "vfork": 0, "execve": 1, "chdir": 1}
+_ARGS_READ |= {"fchdir": 1, "open": 2, "creat": 1, "openat": 3, "openat2": 3, "unlink": 1}
+_ARGS_READ |= {"rmdir": 1, "unlinkat": 2, "truncate": 1, "rename": 2, "link": 2, "symlink": 2}
+
+
 def _split(pid: int, text: str) -> _Call | None:
-    """`name(arg, arg) = result …` → its parts, commas inside strings and brackets kept."""
+    """`name(arg, arg) = result …` → its parts, None for a failed call (it changed nothing).
+
+    The result follows the last ` = ` (strace pads before it; error text after it has none).
+    Only the arguments a call's reading needs are split, on commas outside strings: the later
+    ones (argv arrays, structs) are never read, and splitting them is most of the cost."""
     open_paren = text.find("(")
     name = text[:open_paren]
     if open_paren <= 0 or not name.replace("_", "").isalnum():
         return None
+    equals = text.rfind(" = ")
+    body = text[open_paren + 1 : equals].rstrip()
+    if equals < 0 or not body.endswith(")"):
+        return None
+    body, result = body[:-1], text[equals + 3 :]
+    if result.startswith(("-", "?")):
+        return None  # a failed call changed nothing, and most probes fail
+    wanted = _ARGS_READ.get(name, _MOST_ARGS)
     args: list[str] = []
-    depth, start, quoted, escaped = 0, open_paren + 1, False, False
-    for i in range(open_paren + 1, len(text)):
-        char = text[i]
-        if quoted:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                quoted = False
-        elif char == '"':
-            quoted = True
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}" and depth:
-            depth -= 1
-        elif char == "," and not depth:
-            args.append(text[start:i].strip())
-            start = i + 1
-        elif char == ")":
-            last = text[start:i].strip()
-            if last:
-                args.append(last)
-            rest = text[i + 1 :].strip()
-            if not rest.startswith("="):
-                return None
-            return _Call(pid, name, args, rest[1:].split(maxsplit=1)[0] if rest[1:] else "?")
-    return None
+    pos = 0
+    while pos < len(body) and len(args) < wanted:
+        found = _ARG.match(body, pos)
+        if found is None or found.end() == pos:
+            break
+        args.append(found[1].strip())
+        pos = found.end()
+    return _Call(pid, name, args, result.split(maxsplit=1)[0] if result.strip() else "?")
 
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "v": "\v", "f": "\f", '"': '"', "\\": "\\"}
