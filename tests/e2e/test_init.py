@@ -726,7 +726,10 @@ def test_a_uv_workspace_is_adopted_with_one_workspace_file(
             "build": {
                 "dependsOn": ["^build"],
                 "exec": "uv build --out-dir dist",
-                "cache": {"outputs": {"files": ["dist/**"]}},
+                "cache": {
+                    "inputs": {"workspaceFiles": ["pyproject.toml"]},
+                    "outputs": {"files": ["dist/**"]},
+                },
             }
         }
     }

@@ -3,8 +3,9 @@
 A uv workspace has no scripts to map: what its packages share is how uv builds them. So init
 declares `build` once, at the root (config.md § Workspace-wide tasks), with a cache block:
 `uv build --out-dir dist` writes the wheel and sdist into the package's own `dist/`, and reads
-only the package's files, which is what a task's inputs are when it names none. That caches
-from the first run with nothing written by hand.
+the package's files (a task's inputs when it names none) and the root `pyproject.toml`, where
+uv finds the workspace (the tracer sees it read). That caches from the first run with nothing
+written by hand.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ UV_BUILD = TaskDraft(
     name=BUILD,
     depends_on=(f"^{BUILD}",),
     command="uv build --out-dir dist",
-    cache={"outputs": {"files": ["dist/**"]}},
+    cache={"inputs": {"workspaceFiles": ["pyproject.toml"]}, "outputs": {"files": ["dist/**"]}},
 )
 
 
