@@ -13,6 +13,8 @@ The rules, each for a reason:
 - A written file git tracks makes the task uncacheable: restoring it would overwrite a source.
 - An output directory glob (`lib/**`) is used only where every file beneath it is the task's
   own, since vx cleans outputs before each run; else the glob narrows to the files themselves.
+  Outside its package only the package was looked at, so what a task writes there is named
+  file by file.
 - An input directory glob (`src/**`) is used unless it would take in the task's outputs, so a
   file added beside the ones read next time is an input too.
 - Reads of files some observed task wrote are left out: they are that task's outputs, which
@@ -91,8 +93,8 @@ def derive(seen: Seen) -> Verdict:
     if ws_in:
         inputs["workspaceFiles"] = ws_in
     outputs: dict[str, object] = {"files": out_files}
-    if ws_out:
-        outputs["workspaceFiles"] = generalise(ws_out, (seen.existing | seen.tracked) - set(ws_out))
+    if ws_out:  # by name: what else lies in a directory out there was never looked at
+        outputs["workspaceFiles"] = ws_out
     return Verdict({"inputs": inputs, "outputs": outputs})
 
 

@@ -89,3 +89,12 @@ def test_state_paths(rel: str, state: bool) -> None:
 def test_generalise_and_differing() -> None:
     assert generalise(["a/b/c", "a/d", "e"], ["a/keep"]) == ["a/b/**", "a/d", "e"]
     assert differing({"x": "1", "y": "2"}, {"x": "1", "y": "3", "z": "4"}) == ["y", "z"]
+
+
+def test_outputs_outside_the_package_are_named_file_by_file() -> None:
+    verdict = derive(seen(written=frozenset({"docs/api/a.md", "packages/a/dist/x.js"})))
+    assert verdict.block is not None
+    assert verdict.block["outputs"] == {
+        "files": ["dist/**"],
+        "workspaceFiles": ["docs/api/a.md"],
+    }
