@@ -27,8 +27,8 @@ CACHE_TODO = (
     " to cache it"
 )
 CACHING = (
-    "cache: tasks without a cache block always run; vx init --observe runs each once under the"
-    " tracer and writes the block it saw (or uncomment the one a TODO shows)"
+    "cache: tasks without a cache block always run; vx init --observe traces each once and"
+    " writes the block it saw (or: vx run --audit, then vx audit --apply)"
 )
 
 NPM_REPO: dict[str, Any] = {

@@ -47,8 +47,8 @@ CHANGES = frozenset(
 _RUNNERS = {"npm": "npx", "pnpm": "pnpm", "yarn": "yarn", "bun": "bunx"}
 LISTED = 5
 CACHING = (
-    "cache: tasks without a cache block always run; vx init --observe runs each once under the"
-    " tracer and writes the block it saw (or uncomment the one a TODO shows)"
+    "cache: tasks without a cache block always run; vx init --observe traces each once and"
+    " writes the block it saw (or: vx run --audit, then vx audit --apply)"
 )
 EXAMPLE_PATH = f"packages/<name>/{PROJECT_STEM}.json"
 EXAMPLE_CONFIG = '{"tasks": {"build": {"dependsOn": ["^build"], "exec": "tsc -b"}}}'
