@@ -215,6 +215,7 @@ def _observe(
     seen = observe(ObserveRequest(request.cwd, written, CHANGES, request.env), started)
     found = {(o.rel_dir, o.task): Observation(o.verdict.block, o.verdict.reason) for o in seen}
     again = plan_init(request._replace(observed=found, rewrite=written))
+    again = again._replace(replaced=plan.replaced)  # the first pass removed them; say so
     apply_plan(again)
     return again, seen
 
