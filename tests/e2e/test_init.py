@@ -716,8 +716,9 @@ def test_a_uv_workspace_is_adopted_with_one_workspace_file(
     out = vx(["init"], root).assert_ok().out
     assert out == (
         "wrote vx.workspace.json\n"
-        "note: packages/b/pyproject.toml: no [build-system], so `uv build` may not build it;"
-        " give it one, or a build task of its own in a vx.config.json there\n"
+        "note: packages/b/pyproject.toml: no [build-system], so uv build falls back to"
+        " setuptools, which also leaves build/ and *.egg-info beside dist/: give it one, or a"
+        " build task of its own in a vx.config.json there\n"
         "note: build: declared once in vx.workspace.json, for every package\n"
         "next: vx run build --all\n"
     )

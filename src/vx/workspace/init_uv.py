@@ -34,7 +34,8 @@ def uv_tasks(root: Path, members: tuple[str, ...]) -> tuple[tuple[TaskDraft, ...
     if unbuildable:
         shown = ", ".join(PYPROJECT if rel == "." else f"{rel}/{PYPROJECT}" for rel in unbuildable)
         notes.append(
-            f"{shown}: no [build-system], so `uv build` may not build it; give it one, or a"
+            f"{shown}: no [build-system], so uv build falls back to setuptools, which also"
+            " leaves build/ and *.egg-info beside dist/: give it one, or a"
             f" {BUILD} task of its own in a vx.config.json there"
         )
     return (UV_BUILD,), notes
