@@ -7,6 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
+from tests.conftest import REPO
 from tests.e2e.runws import tree
 
 from vx.trace.probe import tracing_available
@@ -21,9 +23,16 @@ def _build(command: str, **more: object) -> dict[str, object]:
     return {"build": {"exec": command, "cache": CACHED, **more}}
 
 
+def _valid(name: str, doc: object) -> None:
+    schema = json.loads((REPO / "schemas" / name).read_text())
+    Draft202012Validator.check_schema(schema)
+    Draft202012Validator(schema).validate(doc)
+
+
 def _audit(vx, root: Path, task: str) -> dict[str, object]:
-    """The task's audit in the latest run, from `vx last --format json`."""
+    """The task's audit in the latest run, from `vx last --format json` (schema-checked)."""
     doc = vx(["last", "--format", "json"], root).assert_ok().json()
+    _valid("last.json", doc)
     [row] = [t for t in doc["tasks"] if t["id"] == task]
     return row["audit"]
 
@@ -230,7 +239,9 @@ def test_findings_reach_summarize_why_and_vx_audit(workspace, vx, tmp_path):
     root = workspace(files)
     summary = tmp_path / "summary.json"
     vx(["run", "a#build", "--audit", f"--summarize={summary}"], root).assert_ok()
-    [row] = json.loads(summary.read_text())["tasks"]
+    written = json.loads(summary.read_text())
+    _valid("summary.json", written)
+    [row] = written["tasks"]
     [finding] = row["audit"]["findings"]
     assert finding["value"] == "extra.txt"
     line = (
@@ -239,6 +250,7 @@ def test_findings_reach_summarize_why_and_vx_audit(workspace, vx, tmp_path):
     why = vx(["why", "a#build"], root).assert_ok().out
     assert why.endswith(f"\n  audit (this run):\n    {line}\n")
     doc = vx(["why", "a#build", "--format", "json"], root).assert_ok().json()
+    _valid("why.json", doc)
     assert doc["audit"]["findings"][0]["line"] == line
     assert vx(["audit"], root).assert_ok().out == f"a#build: audit: {line}\n"
     both = vx(["audit", "--suggest", "--apply"], root)

@@ -86,3 +86,16 @@ def test_a_persistent_task_cannot_be_sandboxed(workspace, vx):
     r = vx(["run", "a#dev"], root)
     assert r.code != 0
     assert "a persistent or interactive task cannot be sandboxed" in r.err
+
+
+def test_show_prints_the_grants(workspace, vx):
+    import json
+
+    from jsonschema import Draft202012Validator
+    from tests.conftest import REPO
+
+    root = workspace(tree({"a": ((), _task("true", ["src/**"], ["dist/**"]))}))
+    doc = vx(["show", "a#build", "--format", "json"], root).assert_ok().json()
+    schema = json.loads((REPO / "schemas/show.json").read_text())
+    Draft202012Validator(schema).validate(doc)
+    assert '"allow": {"read": ["src/**"], "write": ["dist/**"]}' in json.dumps(doc)

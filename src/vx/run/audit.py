@@ -22,6 +22,13 @@ if TYPE_CHECKING:
     from vx.run.plan import PlanNode
 
 
+# A log lives for one task: memory (tmpfs) where the host has it, so making and removing one
+# never waits behind the cache's fsyncs on the disk's journal; else the temp directory.
+# mkstemp makes it O_EXCL and 0600 there, as in any shared temp directory.
+_SHM = "/dev/shm"  # noqa: S108
+_LOG_DIR = _SHM if os.access(_SHM, os.W_OK | os.X_OK) else None
+
+
 class TaskAuditor:
     """One run's auditor: hands out tracer prefixes and reads their logs back into reports."""
 
@@ -43,7 +50,7 @@ class TaskAuditor:
             return (), None, AuditReport(traced=False, reason=probe.reason)
         from vx.trace.strace import strace_prefix
 
-        fd, name = tempfile.mkstemp(prefix="vx-trace-", suffix=".log")
+        fd, name = tempfile.mkstemp(prefix="vx-trace-", suffix=".log", dir=_LOG_DIR)
         os.close(fd)
         log = Path(name)
         return strace_prefix(log, path=self.ctx.env.get("PATH")), log, None

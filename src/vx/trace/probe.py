@@ -26,7 +26,8 @@ class Probe(Record):
     flags: tuple[str, ...] = ()
 
 
-STRACE_FLAGS = ("-f", "--seccomp-bpf", "-qq")
+# `-z`: successful calls only (a failed one changed nothing; most are the loader's probes).
+STRACE_FLAGS = ("-f", "--seccomp-bpf", "-qq", "-z")
 _STRACE_FALLBACK = ("-f", "-qq")
 
 
