@@ -36,6 +36,7 @@ LAYER = {
     "vx.manual": 6,
     "vx.selfupdate": 7,  # over run: `vx upgrade` asks the new binary its version through run/process
     "vx.watch": 7,
+    "vx.observe": 7,  # `vx init --observe`: runs tasks under the tracer through run/process.py
     "vx.mcp": 7,  # reads the history and plans, and may run tasks (--allow-run)
     "vx.cli": 8,
     "vx.__main__": 9,  # `python -m vx`, over the CLI: its entry, or the platform wheel's binary

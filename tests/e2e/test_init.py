@@ -26,6 +26,10 @@ CACHE_TODO = (
     "no cache block, so this task always runs; add one naming its real inputs and outputs"
     " to cache it"
 )
+CACHING = (
+    "cache: tasks without a cache block always run; vx init --observe traces each once and"
+    " writes the block it saw (or: vx run --audit, then vx audit --apply)"
+)
 
 NPM_REPO: dict[str, Any] = {
     "package.json": {
@@ -119,8 +123,8 @@ TODO: its pre/post scripts are folded in as npm ran them (a vx_script function: 
 TODO: exec.env.define copies package.json's name/version: update it when they change: @shop/ui#build
 note: root scripts left out (runs the workspace's members): build, test
 note: vx run build --all replaces what the root ran as npm run build --workspaces
-note: no task caches yet: a cache block from a TODO makes the second run a hit
 next: vx run build --all
+{CACHING}
 """
 
 
@@ -243,7 +247,7 @@ def test_pnpm_repo_groups_the_delegating_build_and_runs(
     assert "@m/core#check" in result.out  # its own scripts inside its command
     assert "note: root scripts left out (runs the workspace's members): build, ci\n" in result.out
     assert "pnpm -r build" in result.out
-    assert result.out.endswith("next: vx run build --all\n")
+    assert result.out.endswith(f"next: vx run build --all\n{CACHING}\n")
     assert json.loads((root / "vx.config.json").read_text()) == {
         "tasks": {"lint": {"exec": "node -e 0"}}
     }
@@ -525,7 +529,7 @@ def test_outside_git_the_next_line_starts_with_git_init(
     root.mkdir()
     (root / "package.json").write_text('{"name": "plain", "scripts": {"build": "node -e 0"}}')
     out = vx(["init"], root, env={"npm_config_user_agent": "pnpm/9.0.0 npm/? node/v20"}).out
-    assert out.endswith("next: git init && vx run build\n")
+    assert out.endswith(f"next: git init && vx run build\n{CACHING}\n")
 
 
 def test_no_package_json_says_to_create_one(tmp_path: Path, vx: Callable[..., VxResult]) -> None:
@@ -675,7 +679,7 @@ def test_the_next_line_uses_the_runner_that_started_vx(
         files["node_modules/.bin/vx"] = "#!/bin/sh\n"
     root = workspace(files)
     out = vx(["init", "--dry"], root, env={"npm_config_user_agent": agent}).assert_ok().out
-    assert out.endswith(f"next: {spelled} run build --all\n")
+    assert out.endswith(f"next: {spelled} run build --all\n{CACHING}\n")
 
 
 def test_a_run_in_a_root_that_lists_no_members_says_to_list_them(
@@ -693,3 +697,46 @@ def test_a_run_in_a_root_that_lists_no_members_says_to_list_them(
         " reads the root as one package (packages/a has its own package.json): add"
         ' "workspaces": ["packages/*"] to package.json and re-run vx init.\n'
     )
+
+
+UV_ROOT = (
+    '[project]\nname = "root"\nversion = "0.1.0"\n[tool.uv.workspace]\nmembers = ["packages/*"]\n'
+)
+UV_MEMBER = '[project]\nname = "{name}"\nversion = "0.1.0"\n'
+UV_BUILD_SYSTEM = '[build-system]\nrequires = ["uv_build"]\nbuild-backend = "uv_build"\n'
+
+
+def test_a_uv_workspace_is_adopted_with_one_workspace_file(
+    workspace: Callable[..., Path], vx: Callable[..., VxResult]
+) -> None:
+    root = workspace(
+        {
+            "pyproject.toml": UV_ROOT + UV_BUILD_SYSTEM,
+            "packages/a/pyproject.toml": UV_MEMBER.format(name="a") + UV_BUILD_SYSTEM,
+            "packages/b/pyproject.toml": UV_MEMBER.format(name="b"),
+        }
+    )
+    out = vx(["init"], root).assert_ok().out
+    assert out == (
+        "wrote vx.workspace.json\n"
+        "note: packages/b/pyproject.toml: no [build-system], so uv build falls back to"
+        " setuptools, which also leaves build/ and *.egg-info beside dist/: give it one, or a"
+        " build task of its own in a vx.config.json there\n"
+        "note: build: declared once in vx.workspace.json, for every package\n"
+        "next: vx run build --all\n"
+    )
+    assert json.loads((root / "vx.workspace.json").read_text()) == {
+        "tasks": {
+            "build": {
+                "dependsOn": ["^build"],
+                "exec": "uv build --out-dir dist",
+                "cache": {
+                    "inputs": {"workspaceFiles": ["pyproject.toml"]},
+                    "outputs": {"files": ["dist/**"]},
+                },
+            }
+        }
+    }
+    assert sorted(p.name for p in root.rglob("vx.config.*")) == []
+    shown = vx(["show", "b", "--format", "json"], root).assert_ok().json()
+    assert "build" in json.dumps(shown)

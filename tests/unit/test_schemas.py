@@ -156,6 +156,9 @@ WORKSPACE_VALID = [
     {"passThrough": ["SSH_AUTH_SOCK", "AWS_*"]},
     {"plugins": []},
     {"plugins": ["vx_docker:plugin", "acme.vx.plugins:make.factory"]},
+    {"tasks": {}},
+    {"tasks": {"build": {"exec": "uv build", "cache": {"outputs": {"files": ["dist/**"]}}}}},
+    {"tasksFrom": "turbo"},
 ]
 
 WORKSPACE_INVALID = [
@@ -198,6 +201,9 @@ WORKSPACE_INVALID = [
     {"plugins": ["plugin"]},
     {"plugins": ["a:b:c"]},
     {"plugins": ["a b:c"]},
+    {"tasks": {"build": {}}},
+    {"tasks": {"a#b": {"exec": "x"}}},
+    {"tasks": {"build": {"exec": "x"}}, "tasksFrom": "turbo"},
 ]
 
 
@@ -228,6 +234,13 @@ def test_valid_workspace_configs_pass_both(raw: object) -> None:
 def test_invalid_workspace_configs_fail_both(raw: object) -> None:
     assert not validator("workspace.json").is_valid(raw)
     assert not loads(parse_workspace_config, raw)
+
+
+def test_workspace_tasks_share_the_project_task_schema() -> None:
+    """workspace.json's `tasks` are config.json's: one set of definitions, copied whole."""
+    project = json.loads((SCHEMAS / "config.json").read_text())
+    workspace = json.loads((SCHEMAS / "workspace.json").read_text())
+    assert workspace["$defs"] == project["$defs"]
 
 
 def _properties(schema: dict[str, Any], pointer: str) -> tuple[str, ...]:

@@ -13,11 +13,11 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from vx.adopt.init_cycles import CYCLE_REASON, cycle_builds
+from vx.adopt.init_observed import Observation, with_observed
 from vx.adopt.init_render import render_project, render_workspace
 from vx.adopt.init_root import draft_root, root_notes, unreached
 from vx.adopt.init_tasks import (
     BUILD,
-    CACHE_REASON,
     COPY_REASON,
     PackageDraft,
     TaskDraft,
@@ -25,6 +25,7 @@ from vx.adopt.init_tasks import (
     draft_package,
     script_table,
 )
+from vx.adopt.init_uv import uv_tasks
 from vx.adopt.script_host import ScriptHost, detect_host
 from vx.errors import ConfigError, ErrorCode, UserError
 from vx.util.fuzzy import listing
@@ -38,13 +39,17 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
-# Tasks `next:` never suggests first: they serve, or change the repo or the world.
-_CHANGES = frozenset(
+# Tasks `next:` never suggests first, and `--observe` never runs: they change the repo or world.
+CHANGES = frozenset(
     {"clean", "release", "publish", "deploy", "version", "format", "fix", "lint:fix",
      "format:fix", "changeset", "bump", "upgrade", "reset"}
 )  # fmt: skip
 _RUNNERS = {"npm": "npx", "pnpm": "pnpm", "yarn": "yarn", "bun": "bunx"}
 LISTED = 5
+CACHING = (
+    "cache: tasks without a cache block always run; vx init --observe traces each once and"
+    " writes the block it saw (or: vx run --audit, then vx audit --apply)"
+)
 EXAMPLE_PATH = f"packages/<name>/{PROJECT_STEM}.json"
 EXAMPLE_CONFIG = '{"tasks": {"build": {"dependsOn": ["^build"], "exec": "tsc -b"}}}'
 
@@ -58,12 +63,17 @@ class ConfigFormat(StrEnum):
 
 
 class InitRequest(Record):
-    """What the user asked `vx init` for. `env` is read for `npm_config_user_agent` only."""
+    """What the user asked `vx init` for. `env` is read for `npm_config_user_agent` only.
+
+    `observed` holds `--observe`'s findings by (package dir, task name), and `rewrite` the
+    files the first pass wrote, which the second pass writes again with those findings in."""
 
     cwd: Path
     format: ConfigFormat = ConfigFormat.JSON
     force: bool = False
     env: Mapping[str, str] = MappingProxyType({})
+    observed: Mapping[tuple[str, str], Observation] = MappingProxyType({})
+    rewrite: frozenset[str] = frozenset()
 
 
 class PlannedFile(Record):
@@ -132,6 +142,7 @@ class RepoScan(Record):
     host: ScriptHost
     members: tuple[PackageInfo, ...]
     notes: tuple[str, ...]
+    member_dirs: tuple[str, ...] = ()  # every member directory, named or not
 
     @property
     def single(self) -> bool:
@@ -161,6 +172,7 @@ def scan_repo(cwd: Path) -> RepoScan:
         host=detect_host(root, found.manager, root_manifest),
         members=tuple(members),
         notes=(*found.notes, *member_notes),
+        member_dirs=found.members,
     )
 
 
@@ -172,6 +184,9 @@ def plan_init(request: InitRequest) -> InitPlan:
     shape, and `_files` turns any drafts into files, keeping or replacing existing configs.
     """
     scan = scan_repo(request.cwd)
+    if scan.manager is Manager.UV:
+        shared, notes = uv_tasks(scan.root, scan.member_dirs)
+        return _files(request, scan.root, {}, [*scan.notes, *notes], single=False, shared=shared)
     drafts, notes = draft_scripts(scan)
     return _files(request, scan.root, drafts, notes, single=scan.single)
 
@@ -297,8 +312,10 @@ def _files(
     notes: list[str],
     *,
     single: bool,
+    shared: tuple[TaskDraft, ...] = (),
 ) -> InitPlan:
-    """Drafts → files, honouring existing configs: kept, or replaced under --force."""
+    """Drafts → files, honouring existing configs: kept, or replaced under --force. `shared`
+    are tasks for every package, which go into the workspace file."""
     files: list[PlannedFile] = []
     kept: list[str] = []
     replaced: list[str] = []
@@ -309,13 +326,13 @@ def _files(
         package, draft = drafts[rel_dir]
         if not draft.tasks:
             continue
-        present = existing_configs(root / rel_dir, PROJECT_STEM)
+        present = _present(root / rel_dir, PROJECT_STEM, rel_dir, request.rewrite)
         is_root_config = rel_dir == "." and not single
         if present and (not request.force or is_root_config):
             kept.extend(_join(rel_dir, p) for p in present)
             continue
         replaced.extend(_join(rel_dir, p) for p in present)
-        tasks = _for_format(draft.tasks, request.format)
+        tasks = with_observed(_for_format(draft.tasks, request.format), rel_dir, request.observed)
         text = render_project(tasks, request.format, manifest_name=PACKAGE_JSON)
         files.append(PlannedFile(_join(rel_dir, PROJECT_STEM + suffix), text))
         mapped += len(tasks)
@@ -327,15 +344,20 @@ def _files(
                 )
     if not files and kept and not request.force:
         notes.append("vx is already set up here: every package with scripts has a config")
-    ws_present = existing_configs(root, WORKSPACE_STEM)
+    ws_present = _present(root, WORKSPACE_STEM, ".", request.rewrite)
     if ws_present:
         kept.extend(ws_present)
+        if shared:
+            notes.append(f"{ws_present[0]} is kept, so add the tasks every package shares to it:")
+            notes.append(f"  {render_workspace('json', shared)}".rstrip().replace("\n", "\n  "))
     else:
-        files.append(PlannedFile(WORKSPACE_STEM + suffix, render_workspace(request.format)))
+        text = render_workspace(request.format, shared)
+        files.append(PlannedFile(WORKSPACE_STEM + suffix, text))
+    if shared and not ws_present:
+        names = ", ".join(t.name for t in shared)
+        notes.append(f"{names}: declared once in {WORKSPACE_STEM + suffix}, for every package")
     task_names = [t.name for _, d in drafts.values() for t in d.tasks]
-    if mapped and CACHE_REASON in todos:
-        notes.append("no task caches yet: a cache block from a TODO makes the second run a hit")
-    if not task_names:
+    if not task_names and not shared:
         notes.append("no package.json scripts became tasks; a config declares one like this:")
         notes.append(f"  {EXAMPLE_PATH}: {EXAMPLE_CONFIG}")
     plan_todos = tuple(TodoGroup(r, tuple(t)) for r, t in todos.items())
@@ -346,9 +368,15 @@ def _files(
         replaced=tuple(replaced),
         todos=plan_todos,
         notes=tuple(notes),
-        next=_next(request, root, drafts, single=single),
+        next=_next(request, root, drafts, single=single, shared=shared),
         mapped=mapped,
     )
+
+
+def _present(directory: Path, stem: str, rel_dir: str, rewrite: frozenset[str]) -> tuple[str, ...]:
+    """The configs already here, but those this init's first pass wrote (`--observe`)."""
+    found = existing_configs(directory, stem)
+    return tuple(name for name in found if _join(rel_dir, name) not in rewrite)
 
 
 def _for_format(tasks: tuple[TaskDraft, ...], fmt: ConfigFormat) -> tuple[TaskDraft, ...]:
@@ -366,15 +394,16 @@ def _next(
     drafts: Mapping[str, tuple[PackageInfo, PackageDraft]],
     *,
     single: bool,
+    shared: tuple[TaskDraft, ...] = (),
 ) -> str:
     """The one command to type next: run `build`, else a task that neither serves nor changes
     the repo, else the first; spelled with the runner that started vx when vx is installed."""
-    tasks = [t for _, d in drafts.values() for t in d.tasks]
+    tasks = [*shared, *(t for _, d in drafts.values() for t in d.tasks)]
     names = [t.name for t in tasks]
     if BUILD in names:
         task = BUILD
     else:
-        quiet = [t.name for t in tasks if not t.persistent and t.name not in _CHANGES]
+        quiet = [t.name for t in tasks if not t.persistent and t.name not in CHANGES]
         task = quiet[0] if quiet else (names[0] if names else "")
     agent = request.env.get("npm_config_user_agent", "").split("/", 1)[0]
     runner = _RUNNERS.get(agent)

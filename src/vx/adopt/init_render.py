@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
     from vx.adopt.init_tasks import TaskDraft
 
 TODO_TAG = "TODO(vx init)"
+SCRIPTS_TITLE = "Tasks from package.json scripts, written by vx init"
+WORKSPACE_TITLE = "Tasks every package of the workspace runs, written by vx init"
 _BARE_TOML_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _PY_PACKAGE = "_package"
 
@@ -66,9 +69,10 @@ def _fields(task: TaskDraft) -> list[tuple[str, Value | _Live]]:
         fields.append(("dependsOn", list(task.depends_on)))
     if task.command is None:
         return fields
+    cache = [("cache", _value(task.cache))] if task.cache is not None else []
     if not task.persistent and not task.define:
         fields.append(("exec", task.command))
-        return fields
+        return fields + cache
     spec: dict[str, Value] = {"command": task.command}
     if task.define:
         define: dict[str, Value] = {}
@@ -78,12 +82,23 @@ def _fields(task: TaskDraft) -> list[tuple[str, Value | _Live]]:
     if task.persistent:
         spec["persistent"] = True
     fields.append(("exec", spec))
-    return fields
+    return fields + cache
+
+
+def _value(value: object) -> Value:
+    """A plain JSON value of strings, lists and objects (a cache block) as a `Value`."""
+    if isinstance(value, str | bool):
+        return value
+    if isinstance(value, list | tuple):
+        return [v for v in value if isinstance(v, str)]
+    if isinstance(value, Mapping):
+        return {str(k): _value(v) for k, v in value.items()}
+    raise TypeError(f"not a config value: {value!r}")
 
 
 def _comments(task: TaskDraft, fmt: str) -> list[str]:
     mark = "//" if fmt == "json" else "#"
-    lines = []
+    lines = [f"{mark} not cached: {task.uncached}"] if task.uncached else []
     for todo in task.todos:
         detail = f" ({todo.detail})" if todo.detail else ""
         lines.append(f"{mark} {TODO_TAG}: {todo.reason}{detail}")
@@ -100,14 +115,17 @@ def uses_live(tasks: Sequence[TaskDraft]) -> bool:
     return any(live for t in tasks for _, _, live in t.define)
 
 
-def render_project(tasks: Sequence[TaskDraft], fmt: str, *, manifest_name: str) -> str:
-    """A project config declaring `tasks`, with each task's TODOs above its fields."""
+def render_project(
+    tasks: Sequence[TaskDraft], fmt: str, *, manifest_name: str, title: str = SCRIPTS_TITLE
+) -> str:
+    """A project config declaring `tasks`, with each task's TODOs above its fields. `title`
+    heads a TOML or `.py` file (JSON has no comment at the top, where editors read `$schema`)."""
     if fmt == "toml":
-        return _toml(tasks)
+        return _toml(tasks, title)
     indent = "    " if fmt == "py" else "  "
     out: list[str] = []
     if fmt == "py":
-        out.append('"""Tasks from package.json scripts, written by vx init."""')
+        out.append(f'"""{title}."""')
         out.append("")
         if uses_live(tasks):
             out += ["import json", "import pathlib", ""]
@@ -135,8 +153,8 @@ def render_project(tasks: Sequence[TaskDraft], fmt: str, *, manifest_name: str) 
     return "\n".join(out) + "\n"
 
 
-def _toml(tasks: Sequence[TaskDraft]) -> str:
-    out = ["# Tasks from package.json scripts, written by vx init."]
+def _toml(tasks: Sequence[TaskDraft], title: str) -> str:
+    out = [f"# {title}."]
     for task in tasks:
         out.append("")
         out.append(f"[tasks.{_key(task.name, 'toml')}]")
@@ -147,8 +165,11 @@ def _toml(tasks: Sequence[TaskDraft]) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_workspace(fmt: str) -> str:
-    """The workspace file: no plugins, every default."""
+def render_workspace(fmt: str, tasks: Sequence[TaskDraft] = ()) -> str:
+    """The workspace file: every default, and the tasks every package shares when there are
+    some (a uv workspace's), else an empty plugin list to start from."""
+    if tasks:
+        return render_project(tasks, fmt, manifest_name="", title=WORKSPACE_TITLE)
     if fmt == "toml":
         return "plugins = []\n"
     if fmt == "py":

@@ -75,7 +75,9 @@ class Todo(Record):
 class TaskDraft(Record):
     """One task as `vx init` will write it. `command` None is a group; `define` maps a
     variable to its value (`live` names the package.json field a `.py` config reads it from);
-    `outputs` is the suggested cache block's outputs, shown under the cache TODO."""
+    `outputs` is the suggested cache block's outputs, shown under the cache TODO; `cache` a
+    block written as a field (uv's build, or what `vx init --observe` saw), and `uncached` why
+    an observed task was left without one, written as a comment above it."""
 
     name: str
     depends_on: tuple[str, ...] = ()
@@ -84,6 +86,8 @@ class TaskDraft(Record):
     define: tuple[tuple[str, str, str | None], ...] = ()  # (variable, value, live field)
     todos: tuple[Todo, ...] = ()
     outputs: tuple[str, ...] | None = None
+    cache: Mapping[str, object] | None = None
+    uncached: str | None = None
 
 
 class Skipped(Record):

@@ -66,6 +66,11 @@ def plan_patches(ws: Workspace, reports: Mapping[str, AuditReport]) -> list[File
             continue
         edits: list[Edit] = []
         for name, task in config.tasks.items():
+            if name in ws.config.tasks:
+                # Declared once for every package: an entry appended to one package's list
+                # would replace the workspace's whole list there (lists merge by replacing),
+                # and one appended to the workspace's would reach every package. Listed only.
+                continue
             report = reports.get(f"{project.name}#{name}")
             if report is not None:
                 edits += _task_edits(name, report, has_cache=task.cache_spec is not None)
@@ -93,6 +98,9 @@ def _patch(path: Path, shown: str, edits: tuple[Edit, ...]) -> FilePatch:
         try:
             doc = json.loads(old)
         except ValueError:
+            filled = _fill_init_hints(old, shown, edits)
+            if filled is not None:
+                return FilePatch(path, shown, old, filled, edits)
             note = "it holds comments a rewrite would drop: edit it by hand"
             return FilePatch(path, shown, old, None, edits, note)
         for edit in edits:
@@ -151,3 +159,46 @@ def _toml_patch(path: Path, shown: str, old: str, edits: tuple[Edit, ...]) -> Fi
 def _key(name: str) -> str:
     bare = name.replace("-", "").replace("_", "").isalnum()
     return name if bare else json.dumps(name)
+
+
+def _fill_init_hints(old: str, shown: str, edits: tuple[Edit, ...]) -> str | None:
+    """A `vx init` config with the suggested cache blocks written where init left its
+    commented hint (`// "cache": …,`), that hint's TODO dropped and every other comment kept;
+    None when an edit is not a whole new block or the file is not laid out as init writes it.
+    """
+    from vx.adopt.init_render import TODO_TAG
+    from vx.adopt.init_tasks import CACHE_REASON
+    from vx.errors import ConfigError
+    from vx.workspace.config_load import parse_jsonc
+
+    blocks: dict[str, dict[str, Any]] = {}
+    for edit in edits:
+        if not edit.field.startswith("cache."):
+            return None
+        _add(blocks.setdefault(edit.task, {"tasks": {edit.task: {}}}), edit)
+    lines = old.splitlines(keepends=True)
+    for task, doc in blocks.items():
+        opening = f"{json.dumps(task)}: {{"
+        start = next((i for i, line in enumerate(lines) if line.strip() == opening), None)
+        if start is None:
+            return None
+        hint = next((i for i in range(start + 1, len(lines)) if _is_hint(lines[i])), None)
+        if hint is None or any(lines[i].strip().startswith("}") for i in range(start, hint)):
+            return None
+        indent = lines[hint][: len(lines[hint]) - len(lines[hint].lstrip())]
+        block = json.dumps(doc["tasks"][task]["cache"])
+        lines[hint] = f'{indent}"cache": {block},\n'
+        todo = f"// {TODO_TAG}: {CACHE_REASON}"
+        lines = [ln for i, ln in enumerate(lines) if not start < i < hint or ln.strip() != todo]
+    new = "".join(lines)
+    want: Any = parse_jsonc(old, shown)
+    for edit in edits:
+        _add(want, edit)
+    try:
+        return new if parse_jsonc(new, shown) == want else None
+    except ConfigError:
+        return None
+
+
+def _is_hint(line: str) -> bool:
+    return line.strip().startswith('// "cache": ')

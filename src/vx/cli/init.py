@@ -13,9 +13,10 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
-    from vx.adopt.init_plan import InitPlan
+    from vx.adopt.init_plan import InitPlan, InitRequest
     from vx.cli.parser import ParsedArgs
     from vx.cli.settings import Streams
+    from vx.observe.runner import Observed
 
 LISTED = 5
 
@@ -23,6 +24,7 @@ COMMAND = Command(
     "init",
     flags=(
         Flag("--dry", "print the files and the report; write nothing"),
+        Flag("--observe", "run each new task twice under the tracer and write its cache block"),
         Flag("--force", "replace existing package configs (of any extension) with generated ones"),
         Flag("--toml", "write vx.config.toml and vx.workspace.toml"),
         Flag("--py", "write vx.config.py and vx.workspace.py"),
@@ -39,6 +41,17 @@ COMMAND = Command(
                 ("vx.config.json", "one per package with scripts: each script a task, verbatim"),
                 ("vx.workspace.json", "at the root, unless a vx.workspace.* is there"),
                 ("", "an existing package config is kept (listed), unless --force"),
+                ("uv workspace", "one vx.workspace.json whose cached build every package runs"),
+            ),
+        ),
+        Section(
+            "--observe (Linux, with strace)",
+            (
+                ("", "runs each new task twice, in dependency order, under the tracer, and"),
+                ("", "writes cache.inputs and cache.outputs from what it read and wrote"),
+                ("", "a task that writes files git tracks, fails, or writes other bytes the"),
+                ("", "second time stays uncached, with the reason in a comment"),
+                ("", "never runs servers, watchers or clean/publish/deploy-like tasks"),
             ),
         ),
         Section(
@@ -52,7 +65,12 @@ COMMAND = Command(
         ),
         Section(
             "Examples",
-            (("vx init", ""), ("vx init --dry --format json", ""), ("vx init --toml", "")),
+            (
+                ("vx init", ""),
+                ("vx init --observe", ""),
+                ("vx init --dry --format json", ""),
+                ("vx init --toml", ""),
+            ),
         ),
     ),
 )
@@ -71,6 +89,19 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> InitSettings
         raise UserError(ErrorCode.USAGE, "vx init: pick one of --toml and --py")
     config_format = "toml" if args.switch("toml") else "py" if args.switch("py") else "json"
     runner = _runner_mode(args, config_format, cwd)
+    observe = args.switch("observe")
+    if observe and args.switch("dry"):
+        raise UserError(
+            ErrorCode.USAGE,
+            "vx init: --observe runs the tasks and writes what it saw, and --dry writes nothing:"
+            " pick one",
+        )
+    if observe and runner is not None:
+        raise UserError(
+            ErrorCode.USAGE,
+            "vx init: --observe is for package.json scripts; a Turbo or Nx repo's tasks name"
+            " their outputs already — drop --observe",
+        )
     return InitSettings(
         cwd=cwd,
         config_format=config_format,
@@ -79,6 +110,7 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> InitSettings
         format=fmt,
         env=env,
         runner=runner,
+        observe=observe,
     )
 
 
@@ -142,10 +174,73 @@ def execute(settings: InitSettings, streams: Streams) -> int:
         for planned in plan.files:
             streams.out.write(f"--- {planned.path}\n{planned.text}")
         streams.out.write("\n")
+    elif settings.observe:
+        plan, seen = _observe(request, plan, streams)
+        streams.out.write(observed_report(seen))
     else:
         apply_plan(plan)
     streams.out.write(report(plan, dry=settings.dry))
     return 0
+
+
+def _observe(
+    request: InitRequest, plan: InitPlan, streams: Streams
+) -> tuple[InitPlan, tuple[Observed, ...]]:
+    """Write the plan, observe the tasks it wrote, then write them again with what was seen."""
+    from vx.adopt.init_observed import Observation
+    from vx.adopt.init_plan import CHANGES, apply_plan, plan_init
+    from vx.observe.runner import ObserveRequest, observe
+    from vx.trace.probe import tracing_available
+
+    probe = tracing_available()
+    if not probe.ok:
+        raise UserError(
+            ErrorCode.REFUSED,
+            f"vx init --observe: {probe.reason} — nothing was written; run vx init without"
+            " --observe and add each cache block by hand",
+        )
+    if not _in_git(plan.root, request.env):
+        raise UserError(
+            ErrorCode.REFUSED,
+            "vx init --observe: this is no git work tree, and observing needs git to tell"
+            " sources from outputs — run git init && git add -A first",
+        )
+    apply_plan(plan)
+    written = frozenset(f.path for f in plan.files)
+
+    def started(task: str) -> None:
+        streams.out.write(f"observing {task}\n")
+        streams.out.flush()
+
+    seen = observe(ObserveRequest(request.cwd, written, CHANGES, request.env), started)
+    found = {(o.rel_dir, o.task): Observation(o.verdict.block, o.verdict.reason) for o in seen}
+    again = plan_init(request._replace(observed=found, rewrite=written))
+    again = again._replace(replaced=plan.replaced)  # the first pass removed them; say so
+    apply_plan(again)
+    return again, seen
+
+
+def _in_git(root: Path, env: Mapping[str, str]) -> bool:
+    from vx.git import GitError, head
+
+    try:
+        head(root, env=env)
+    except GitError:
+        return False
+    return True
+
+
+def observed_report(seen: tuple[Observed, ...]) -> str:
+    """One line for what --observe cached, and one per task it left uncached, with why;
+    nothing when no task needed observing (a uv workspace's build has its block already)."""
+    if not seen:
+        return ""
+    cached = [o for o in seen if o.verdict.block is not None]
+    lines = [f"observed {len(seen)} {'task' if len(seen) == 1 else 'tasks'}: {len(cached)} cached"]
+    lines += [
+        f"not cached: {o.task_id}: {o.verdict.reason}" for o in seen if o.verdict.block is None
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def document(plan: InitPlan) -> dict[str, object]:
@@ -166,7 +261,11 @@ def _names(tasks: tuple[str, ...]) -> str:
 
 
 def report(plan: InitPlan, *, dry: bool) -> str:
-    """What was written (or would be), kept and replaced; each TODO reason once; notes; next."""
+    """What was written (or would be), kept and replaced; each TODO reason once; notes; next;
+    and, while some task has no cache block, how to get one."""
+    from vx.adopt.init_plan import CACHING
+    from vx.adopt.init_tasks import CACHE_REASON
+
     verb = "would write" if dry else "wrote"
     lines = [f"{verb} {f.path}" for f in plan.files]
     if plan.mapped:
@@ -180,4 +279,6 @@ def report(plan: InitPlan, *, dry: bool) -> str:
         lines.append(f"TODO: {todo.reason}: {_names(todo.tasks)}")
     lines += [f"note: {note}" for note in plan.notes]
     lines.append(f"next: {plan.next}")
+    if any(todo.reason == CACHE_REASON for todo in plan.todos):
+        lines.append(CACHING)  # last, where it is read: how to get from here to cache hits
     return "\n".join(lines) + "\n"

@@ -203,6 +203,7 @@ class InitSettings(Record):
     format: OutputFormat
     env: Mapping[str, str]
     runner: str | None = None  # "keep" or "native": what to do with turbo.json / nx.json
+    observe: bool = False  # run each new task under the tracer and write its cache block
 
 
 class LockSettings(Record):

@@ -107,7 +107,12 @@ VERBS: tuple[Verb, ...] = (
     Verb(
         "init",
         "vx.cli.init",
-        (("vx init [--dry] [--force] [--toml | --py] [--native | --keep] [--format pretty|json]"),),
+        (
+            (
+                "vx init [--dry | --observe] [--force] [--toml | --py] [--native | --keep]"
+                " [--format pretty|json]"
+            ),
+        ),
         "write a vx.config per package from its package.json scripts",
     ),
     Verb(

@@ -20,21 +20,26 @@ from vx.workspace.manifests import (
 )
 from vx.workspace.model import Manager, Project, Workspace
 from vx.workspace.packages import package_links
+from vx.workspace.task_defaults import root_takes_tasks, sharing, with_workspace_tasks
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from pathlib import Path
 
     from vx.foreign.driver import LiveRead
+    from vx.workspace.discover import Discovery
     from vx.workspace.manifests import Manifest
     from vx.workspace.model import ProjectConfig
+    from vx.workspace.task_defaults import ConfigReader
 
     ConfigSource = Callable[[Path, Path], "ProjectConfig | None"]
     """(project dir, workspace root) → its config: evaluated live, or (`--frozen`) locked."""
 
 
-def _live(directory: Path, root: Path) -> ProjectConfig | None:
-    return load_project_config(directory, root=root)
+def _live(
+    directory: Path, root: Path, /, *, shared: Mapping[str, object] = MappingProxyType({})
+) -> ProjectConfig | None:
+    return load_project_config(directory, root=root, shared=shared)
 
 
 def _manifest_path(rel_dir: str, file: str) -> str:
@@ -96,12 +101,18 @@ def root_project_name(cwd: Path) -> str:
     return named[0] if named else ROOT
 
 
+def _uv_name(root: Path, found: Discovery) -> str | None:
+    """A uv root's `[project]` name, which makes the root a package like its members."""
+    manifest = _read(root, ".", PYPROJECT) if found.manager is Manager.UV else None
+    return manifest.name if manifest else None
+
+
 def _nameless_note(shown: str, file: str) -> str:
     field = '"name"' if file == PACKAGE_JSON else "[project] name"
     return f"{shown} has no {field}; skipped"
 
 
-def load_workspace(cwd: Path, *, configs: ConfigSource = _live, live: bool = True) -> Workspace:
+def load_workspace(cwd: Path, *, configs: ConfigReader = _live, live: bool = True) -> Workspace:
     """The workspace holding `cwd`, loaded and frozen; reads files only and spawns nothing,
     unless its tasks come from turbo.json or nx.json (one `git ls-files`, see foreign/driver.py).
 
@@ -113,12 +124,14 @@ def load_workspace(cwd: Path, *, configs: ConfigSource = _live, live: bool = Tru
     root = found.root
     notes = list(found.notes)
     ws_config = load_workspace_config(root)
+    root_takes = bool(ws_config.tasks) and root_takes_tasks(found.manager, _uv_name(root, found))
+    source = sharing(configs, ws_config, root_takes=root_takes)
     projects: list[Project] = []
     if found.manager is Manager.SINGLE:
-        projects.append(_single(root, configs))
+        projects.append(_single(root, source))
     else:
         file = member_manifest(found.manager)
-        root_config = configs(root, root)
+        root_config = source(root, root)
         manifest = _read(root, ".", file) if root_config is not None or file == PYPROJECT else None
         # uv counts a root with a `[project]` name as a member, so it carries that name.
         root_name = manifest.name if file == PYPROJECT and manifest and manifest.name else None
@@ -135,7 +148,7 @@ def load_workspace(cwd: Path, *, configs: ConfigSource = _live, live: bool = Tru
                     manifest,
                     is_root=True,
                     config=root_config,
-                    source=configs,
+                    source=source,
                 )
             )
         for rel_dir in found.members:
@@ -158,12 +171,13 @@ def load_workspace(cwd: Path, *, configs: ConfigSource = _live, live: bool = Tru
             claimed[key] = shown
             projects.append(
                 _project(
-                    manifest.name, directory, rel_dir, root, manifest, is_root=False, source=configs
+                    manifest.name, directory, rel_dir, root, manifest, is_root=False, source=source
                 )
             )
     warnings: list[str] = []
     if live and ws_config.tasks_from is not None:
         warnings = _read_live(ws_config.tasks_from, root, found.manager, projects)
+    with_workspace_tasks(ws_config, projects, root_takes=root_takes)
     projects.sort(key=lambda p: p.name)
     links = package_links(projects, found.manager)
     edges: Mapping[str, tuple[str, ...]] = MappingProxyType({o: tuple(t) for o, t in links.items()})

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from fnmatch import fnmatchcase
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from vx.errors import ConfigError, ErrorCode, UserError
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 
 LOCK_FILE = "vx-lock.json"
 LOCK_VERSION = 1
+
+_NONE: Mapping[str, object] = MappingProxyType({})
 
 
 class LockedProject(Record):
@@ -93,17 +96,19 @@ def evaluate(cwd: Path) -> Evaluated:
 
     raw: dict[str, object] = {}
 
-    def keep(directory: Path, root: Path) -> ProjectConfig | None:
+    def keep(
+        directory: Path, root: Path, /, *, shared: Mapping[str, object] = _NONE
+    ) -> ProjectConfig | None:
         seen: list[tuple[str, object]] = []
-        config = load_project_config(directory, root=root, raw_values=seen)
+        config = load_project_config(directory, root=root, raw_values=seen, shared=shared)
         raw.update(seen)
         return config
 
     ws = load_workspace(cwd, configs=keep)
     entries = []
     for project in ws.projects:
-        if project.config is None or project.config.live:
-            continue  # tasks read live from turbo.json / nx.json are read live under --frozen too
+        if project.config is None or not _own_file(project.config, ws):
+            continue
         shown = project.config.path
         entries.append(
             LockedProject(
@@ -115,8 +120,19 @@ def evaluate(cwd: Path) -> Evaluated:
                 resolved=_plain(raw[shown]),
             )
         )
-    configless = tuple(p.name for p in ws.projects if p.config is None or p.config.live)
+    configless = tuple(
+        p.name for p in ws.projects if p.config is None or not _own_file(p.config, ws)
+    )
     return Evaluated(ws, tuple(entries), configless)
+
+
+def _own_file(config: ProjectConfig, ws: Workspace) -> bool:
+    """Whether the config is a `vx.config.*` of the package's own, the file a lock freezes.
+
+    Tasks read live from turbo.json / nx.json are read live under --frozen too, and so are the
+    workspace-wide tasks a package with no config takes from `vx.workspace.*`.
+    """
+    return not config.live and config.path != ws.config.path
 
 
 def _strings(value: object, pointer: str) -> Iterator[tuple[str, str]]:
@@ -323,8 +339,11 @@ class FrozenConfigs:
             self._by_dir = {e.dir: e for e in locked.values()}
         return self._by_dir
 
-    def __call__(self, directory: Path, root: Path) -> ProjectConfig | None:
-        """`directory`'s locked config (validated as its file would be), or None."""
+    def __call__(
+        self, directory: Path, root: Path, /, *, shared: Mapping[str, object] = _NONE
+    ) -> ProjectConfig | None:
+        """`directory`'s locked config (validated as its file would be, merged over the
+        workspace-wide tasks in `shared`), or None."""
         from vx.workspace.config_load import display_path
 
         by_dir = self._lock(root)
@@ -339,7 +358,7 @@ class FrozenConfigs:
         # The value is the lock's, not the file's: a refusal points into the lock entry.
         site = Site(LOCK_FILE).key("projects").key(entry.name).key("resolved")
         try:
-            config = parse_project_config(entry.resolved, shown, top=site)
+            config = parse_project_config(entry.resolved, shown, top=site, shared=shared)
         except ConfigError as err:
             raise ConfigError(err.path, f"{err.detail} — run vx lock", err.pointer) from None
         return config._replace(imports=entry.imports) if entry.imports else config

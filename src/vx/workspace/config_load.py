@@ -48,6 +48,7 @@ _TOML_AT = re.compile(
 
 # A `.py` config runs with its directory on sys.path; two configs at once would see each other's.
 _EXEC_LOCK = threading.RLock()
+_NONE_SHARED: Mapping[str, object] = types.MappingProxyType({})
 _DEFINED: ContextVar[list[tuple[str, dict[str, Any]]] | None] = ContextVar(
     "vx_config_definitions", default=None
 )
@@ -73,12 +74,16 @@ def find_config(directory: Path, stem: str, *, root: Path | None = None) -> Path
 
 
 def load_project_config(
-    directory: Path, *, root: Path, raw_values: list[tuple[str, object]] | None = None
+    directory: Path,
+    *,
+    root: Path,
+    raw_values: list[tuple[str, object]] | None = None,
+    shared: Mapping[str, object] = _NONE_SHARED,
 ) -> ProjectConfig | None:
     """The project's validated `vx.config.*`, or None when the directory has none.
 
     `raw_values` gets (shown path, the value the file evaluated to) appended: `vx lock`
-    freezes that value.
+    freezes that value. `shared` is the workspace-wide tasks its own merge over.
     """
     path = find_config(directory, PROJECT_STEM, root=root)
     if path is None:
@@ -86,7 +91,7 @@ def load_project_config(
     shown = display_path(path, root)
     imported: list[str] = []
     raw = read_config(path, shown, "project", imported)
-    config = parse_project_config(raw, shown)
+    config = parse_project_config(raw, shown, shared=shared)
     if raw_values is not None:
         raw_values.append((shown, raw))
     return config._replace(imports=_under(imported, root)) if imported else config

@@ -68,6 +68,7 @@ WORKSPACE_FIELDS = (
     "plugins",
     "tasksFrom",
     "audit",
+    "tasks",
 )
 AUDIT_MODES = ("off", "warn", "strict")
 # Where a workspace may read its tasks live instead of from vx.config files (foreign/driver.py).
@@ -91,22 +92,36 @@ _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 _PLUGIN = re.compile(rf"{_DOTTED}:{_DOTTED}")
 
 
-def parse_project_config(raw: object, path: str, *, top: Site | None = None) -> ProjectConfig:
+def parse_project_config(
+    raw: object,
+    path: str,
+    *,
+    top: Site | None = None,
+    shared: Mapping[str, object] = MappingProxyType({}),
+) -> ProjectConfig:
     """Validate a project's `vx.config.*` value and build its model (tasks in file order).
 
     `top` is where a refusal points when the value came from elsewhere than `path` (a lock
-    entry's `resolved`); the model still names `path`, the file it stands for.
+    entry's `resolved`); the model still names `path`, the file it stands for. `shared` holds
+    the workspace-wide tasks as written: a task of the same name here is merged over its one
+    before it is checked, so it may say only what differs (task_defaults.py).
     """
     top = top or Site(path)
     doc = fields(raw, top, PROJECT_FIELDS, ignored=(SCHEMA_KEY,))
     _schema_key(doc, top)
     tags = string_list(doc["tags"], top.key("tags"), _tag) if "tags" in doc else ()
-    tasks: dict[str, TaskDef] = {}
-    if "tasks" in doc:
-        site = top.key("tasks")
-        for name, value in _task_table(doc["tasks"], site).items():
-            tasks[name] = _task(name, value, site.key(name))
+    raw = _task_table(doc["tasks"], top.key("tasks")) if "tasks" in doc else {}
+    if shared:
+        from vx.workspace.task_defaults import merge_task
+
+        raw = {k: merge_task(shared[k], v) if k in shared else v for k, v in raw.items()}
+    tasks = parse_tasks(raw, top.key("tasks"))
     return ProjectConfig(path=path, tags=tags, tasks=MappingProxyType(tasks))
+
+
+def parse_tasks(raw: Mapping[str, object], site: Site) -> dict[str, TaskDef]:
+    """A `tasks` table's values (names already checked) as task models, in file order."""
+    return {name: _task(name, value, site.key(name)) for name, value in raw.items()}
 
 
 def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
@@ -122,6 +137,11 @@ def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
         audit = _one_of(doc["audit"], top.key("audit"), AUDIT_MODES)
     if "tasksFrom" in doc:
         tasks_from = _one_of(doc["tasksFrom"], top.key("tasksFrom"), TASKS_FROM)
+    raw_tasks = _task_table(doc["tasks"], top.key("tasks")) if "tasks" in doc else {}
+    if "tasks" in doc and tasks_from is not None:
+        top.key("tasks").fail(
+            '"tasksFrom" already gives every package its tasks: keep "tasks" or "tasksFrom"'
+        )
     if "cacheDir" in doc:
         cache_dir = non_blank(doc["cacheDir"], top.key("cacheDir"), "path")
     if "concurrency" in doc:
@@ -147,6 +167,8 @@ def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
         pass_through=pass_through,
         tasks_from=tasks_from,
         audit=audit,
+        tasks=MappingProxyType(parse_tasks(raw_tasks, top.key("tasks"))),
+        raw_tasks=MappingProxyType(dict(raw_tasks)),
     )
 
 

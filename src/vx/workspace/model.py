@@ -164,6 +164,8 @@ class WorkspaceConfig(Record):
     pass_through: tuple[str, ...] = ()  # variables every task sees, outside every key
     tasks_from: str | None = None  # "turbo" or "nx": config-less packages read it live
     audit: str | None = None  # "off", "warn" or "strict": trace executed tasks (vx run --audit)
+    tasks: Mapping[str, TaskDef] = _EMPTY  # declared once for every package (task_defaults.py)
+    raw_tasks: Mapping[str, object] = _EMPTY  # those tasks as the file wrote them, for merging
 
 
 class Workspace(Record):

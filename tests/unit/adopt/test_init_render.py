@@ -91,3 +91,39 @@ def test_json_text_is_stable() -> None:
         "}\n"
     )
     json.loads(text)
+
+
+OBSERVED = (
+    TaskDraft(
+        "build",
+        ("^build",),
+        "node build.js",
+        cache={"inputs": {"files": ["src/**"]}, "outputs": {"files": ["lib/**", "meta.json"]}},
+    ),
+    TaskDraft("stamp", (), "date > out", uncached="its outputs differ between two runs (out)"),
+)
+
+
+@pytest.mark.parametrize("fmt", ["json", "toml", "py"])
+def test_an_observed_block_and_an_uncached_reason_load_in_every_format(
+    tmp_path: Path, fmt: str
+) -> None:
+    text = render_project(OBSERVED, fmt, manifest_name="package.json")
+    mark = "//" if fmt == "json" else "#"
+    assert f"{mark} not cached: its outputs differ between two runs (out)\n" in text
+    loaded = _load(tmp_path, fmt, text)
+    cache = loaded["build"]["cache"]
+    assert cache["inputs"]["files"] == ["src/**"]  # type: ignore[index]
+    assert cache["outputs"]["files"] == ["lib/**", "meta.json"]  # type: ignore[index]
+    assert loaded["stamp"]["cache"] is None
+
+
+@pytest.mark.parametrize("fmt", ["json", "toml", "py"])
+def test_a_workspace_file_with_shared_tasks_loads(tmp_path: Path, fmt: str) -> None:
+    from vx.workspace.config_load import load_workspace_config
+
+    (tmp_path / f"vx.workspace.{fmt}").write_text(render_workspace(fmt, OBSERVED[:1]))
+    build = load_workspace_config(tmp_path).tasks["build"]
+    assert build.depends_on == ("^build",)
+    assert build.cache_spec is not None
+    assert build.cache_spec.outputs.files == ("lib/**", "meta.json")

@@ -455,7 +455,7 @@ def test_workspace_accepted(raw: object, expected: WorkspaceConfig) -> None:
             {"workers": 4},
             (
                 'unknown field "workers" (known fields: cacheDir, concurrency, timeout, '
-                "cacheRetention, affectedBase, passThrough, plugins, tasksFrom and 1 more)"
+                "cacheRetention, affectedBase, passThrough, plugins, tasksFrom and 2 more)"
             ),
         ),
         ({"cacheDir": " "}, "cacheDir: expected a non-empty path"),
