@@ -245,3 +245,68 @@ class RedirectFront:
         for server in (self.cdn, self.front):
             server.shutdown()
             server.server_close()
+
+
+class Hostile:
+    """A cache server that answers every GET badly, as `mode` says, on as many connections
+    at once as vx opens; HEAD is a miss and PUT succeeds, so uploads go quietly.
+
+    `trickle`: a body promised, then a byte a second. `continue`: `100 Continue` forever.
+    `flood`: a chunked body of `flood` bytes. `absurd`: a chunk size no memory holds.
+    `escape`: a status line full of terminal escapes.
+    """
+
+    def __init__(self, mode: str, *, flood: int = 64 << 20) -> None:
+        self.mode, self.flood = mode, flood
+        self.stop = threading.Event()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn: socket.socket) -> None:
+        with conn, contextlib.suppress(OSError), conn.makefile("rb") as reader:
+            while line := reader.readline():
+                method = line.split(b" ", 1)[0]
+                length = 0
+                while (header := reader.readline()) not in (b"\r\n", b""):
+                    if header.lower().startswith(b"content-length:"):
+                        length = int(header.split(b":")[1])
+                reader.read(length)
+                if method != b"GET":
+                    status = b"404 Not Found" if method == b"HEAD" else b"200 OK"
+                    conn.sendall(b"HTTP/1.1 " + status + b"\r\nContent-Length: 0\r\n\r\n")
+                    continue
+                self._answer(conn)
+                return
+
+    def _answer(self, conn: socket.socket) -> None:
+        if self.mode == "trickle":
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n")
+            while not self.stop.wait(1):
+                conn.sendall(b"x")
+        elif self.mode == "continue":
+            while not self.stop.wait(0.2):
+                conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+        elif self.mode == "flood":
+            conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            piece = b"100000\r\n" + bytes(1 << 20) + b"\r\n"
+            for _ in range(self.flood >> 20):
+                conn.sendall(piece)
+            conn.sendall(b"0\r\n\r\n")
+        elif self.mode == "absurd":
+            conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         b"fffffffffffffffffffffff\r\n")  # fmt: skip
+        elif self.mode == "escape":
+            conn.sendall(b"\x1b[2J\x1b]0;owned\x07 HTTP/1.1 200\r\n\r\n")
+
+    def close(self) -> None:
+        self.stop.set()
+        self.listener.close()

@@ -34,7 +34,8 @@ _HEX = b"0123456789abcdefABCDEF"
 class HttpError(Exception):
     """An exchange that failed. `closed`: the server hung up before answering (on a reused
     connection, the request may be sent again); `partial`: the body ended early, after so
-    many bytes; `late`: the deadline passed."""
+    many bytes; `late`: the deadline passed; `oversize`: the body was over the cap (the
+    answer was refused, the server may serve the next one well)."""
 
     def __init__(
         self,
@@ -43,11 +44,13 @@ class HttpError(Exception):
         closed: bool = False,
         partial: int | None = None,
         late: bool = False,
+        oversize: bool = False,
     ) -> None:
         super().__init__(message)
         self.closed = closed
         self.partial = partial
         self.late = late
+        self.oversize = oversize
 
 
 class Response(Record):
@@ -186,7 +189,7 @@ class Connection:
             raise HttpError(f"the server closed the connection ({err})", closed=True) from None
         except MemoryError:
             self.close()
-            raise HttpError("an answer too large to hold in memory") from None
+            raise HttpError("an answer too large to hold in memory", oversize=True) from None
         except BaseException:
             self.close()
             raise
@@ -277,7 +280,7 @@ class Connection:
         elif "content-length" in headers:
             size = _length(headers["content-length"])
             if size > cap:
-                raise HttpError(f"an answer of {size} bytes, {_over(cap)}")
+                raise HttpError(f"an answer of {size} bytes, {_over(cap)}", oversize=True)
             body = _exact(reader, size)
         else:
             body, last = _to_end(reader, cap), True
@@ -287,7 +290,8 @@ class Connection:
 def _status_line(line: bytes) -> tuple[str, int]:
     parts = line.decode("latin-1").rstrip("\r\n").split(" ", 2)
     if len(parts) < 2 or not parts[0].startswith("HTTP/") or len(line) > _MAX_LINE:
-        raise HttpError(f"not an HTTP status line: {shown(line)}")
+        quoted = shown(line.rstrip(b"\r\n"))
+        raise HttpError(f"not an HTTP status line: {quoted}")
     if not _is_count(parts[1]) or not 100 <= int(parts[1]) <= 999:
         raise HttpError(f"not an HTTP status: {shown(parts[1].encode('latin-1'), 20)}")
     return parts[0], int(parts[1])
@@ -342,7 +346,7 @@ def _to_end(reader: io.BufferedIOBase, cap: int) -> bytes:
     while piece := reader.read1(_PIECE):
         got += len(piece)
         if got > cap:
-            raise HttpError(f"an answer {_over(cap)}")
+            raise HttpError(f"an answer {_over(cap)}", oversize=True)
         parts.append(piece)
     return b"".join(parts)
 
@@ -361,7 +365,9 @@ def _chunked(reader: io.BufferedIOBase, cap: int) -> bytes:
         if size == 0:
             break
         if got + size > cap:
-            raise HttpError(f"a chunk of 0x{shown(size_text, 20)} bytes, {_over(cap)}")
+            raise HttpError(
+                f"a chunk of 0x{shown(size_text, 20)} bytes, {_over(cap)}", oversize=True
+            )
         try:
             parts.append(_exact(reader, size))
         except HttpError:

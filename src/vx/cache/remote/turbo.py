@@ -213,6 +213,8 @@ class TurboCache:
                     raise RemoteError(
                         f"{method} got no whole answer within {limit:g} s", unreachable=True
                     ) from None
+                if err.oversize:
+                    raise RemoteError(f"{method} refused an answer: {err}") from None
                 if err.partial is not None:
                     raise RemoteError(
                         f"{method} got a cut-short response ({err.partial} bytes)"
