@@ -32,11 +32,14 @@ _MAX_MESSAGE = 64 << 20
 
 
 class ReapiConfig(Record):
-    """Where the server is: `grpc://host:port` (or `grpcs://` for TLS), and the instance."""
+    """Where the server is: `grpc://host:port` (or `grpcs://` for TLS), and the instance;
+    `root_certificates` (PEM) are the CAs a `grpcs://` server's certificate must chain to,
+    None for gRPC's own choice."""
 
     url: str
     instance: str = ""
     timeout_s: float = _TIMEOUT_S
+    root_certificates: bytes | None = None
 
 
 class Digest(Record):
@@ -73,7 +76,7 @@ class ReapiCache:
             ("grpc.max_send_message_length", _MAX_MESSAGE),
         ]
         if scheme == "grpcs":
-            creds = grpc.ssl_channel_credentials()
+            creds = grpc.ssl_channel_credentials(root_certificates=config.root_certificates)
             self._channel = grpc.secure_channel(target, creds, options=options)
         else:
             self._channel = grpc.insecure_channel(target, options=options)
