@@ -84,7 +84,7 @@ def _refused(message: str) -> Exception:
 
 def _refuse_controls(name: str, value: str) -> None:
     """A CR or LF in a header's value would end the header there and start another."""
-    from vx.cache.remote.http1 import has_control
+    from vx.cache.remote.httpwire import has_control
 
     if has_control(value):
         raise _refused(

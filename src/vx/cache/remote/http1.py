@@ -10,9 +10,8 @@ An exchange is bounded three ways, since the server may be hostile or broken: by
 for the whole exchange (each read is allowed only what is left of it, so a server that
 trickles a byte a second or sends `100 Continue` forever ends on time), by a cap on the
 body's size (checked before the body is read and as chunks arrive, so an absurd length is
-refused without allocating it), and by refusing what would make a request or a response
-mean two things (a control character in a header value, two different `Content-Length`s).
-Whatever of an answer a message quotes is escaped and clipped.
+refused without allocating it), and by refusing a header value holding a control character.
+Reading the response itself is `vx.cache.remote.httpwire`'s.
 """
 
 from __future__ import annotations
@@ -21,36 +20,10 @@ import io
 import socket
 import time
 
+from vx.cache.remote.httpwire import HttpError, has_control, read_body, read_head
 from vx.util.record import Record
-from vx.util.text import clip, escape_controls
 
-_MAX_LINE = 65536
-_MAX_HEADERS = 100
-_NO_BODY = (204, 304)
-_PIECE = 1 << 20
-_HEX = b"0123456789abcdefABCDEF"
-
-
-class HttpError(Exception):
-    """An exchange that failed. `closed`: the server hung up before answering (on a reused
-    connection, the request may be sent again); `partial`: the body ended early, after so
-    many bytes; `late`: the deadline passed; `oversize`: the body was over the cap (the
-    answer was refused, the server may serve the next one well)."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        closed: bool = False,
-        partial: int | None = None,
-        late: bool = False,
-        oversize: bool = False,
-    ) -> None:
-        super().__init__(message)
-        self.closed = closed
-        self.partial = partial
-        self.late = late
-        self.oversize = oversize
+__all__ = ["Connection", "HttpError", "Response", "Tunnel", "has_control"]
 
 
 class Response(Record):
@@ -70,16 +43,6 @@ class Tunnel(Record):
     host: str
     port: int
     authorization: str | None = None
-
-
-def shown(data: bytes, limit: int = 60) -> str:
-    """Bytes a server sent, as a message may quote them: ASCII, controls escaped, clipped."""
-    return clip(escape_controls(data[: limit * 4].decode("ascii", "backslashreplace")), limit)
-
-
-def has_control(value: str) -> bool:
-    """A header value that would end its line early (CR, LF) or hold other control bytes."""
-    return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value)
 
 
 class _Timed(io.RawIOBase):
@@ -247,11 +210,7 @@ class Connection:
         # One byte at a time: nothing the proxy sends after its answer may be buffered away
         # from the TLS handshake that follows.
         reader = io.BufferedReader(raw, 1)
-        line = reader.readline(_MAX_LINE + 1)
-        if not line:
-            raise HttpError("the proxy closed the connection before answering", closed=True)
-        _, status = _status_line(line)
-        _headers(reader)
+        _, status, _ = read_head(reader)
         if not 200 <= status < 300:
             raise HttpError(f"the proxy refused a tunnel to {self._authority} (HTTP {status})")
 
@@ -264,116 +223,9 @@ class Connection:
         reader = self._file
         assert reader is not None  # noqa: S101  set with the socket
         while True:
-            line = reader.readline(_MAX_LINE + 1)
-            if not line:
-                raise HttpError("the server closed the connection before answering", closed=True)
-            version, status = _status_line(line)
-            headers = _headers(reader)
+            version, status, headers = read_head(reader)
             if status >= 200 or status == 101:
                 break  # an interim 1xx (100 Continue) is followed by the real answer
         last = version == "HTTP/1.0" or "close" in headers.get("connection", "").lower()
-        cap = self._max_body
-        if method == "HEAD" or status in _NO_BODY or 100 <= status < 200:
-            body = b""
-        elif "chunked" in headers.get("transfer-encoding", "").lower():
-            body = _chunked(reader, cap)
-        elif "content-length" in headers:
-            size = _length(headers["content-length"])
-            if size > cap:
-                raise HttpError(f"an answer of {size} bytes, {_over(cap)}", oversize=True)
-            body = _exact(reader, size)
-        else:
-            body, last = _to_end(reader, cap), True
-        return Response(status, headers, body), last
-
-
-def _status_line(line: bytes) -> tuple[str, int]:
-    parts = line.decode("latin-1").rstrip("\r\n").split(" ", 2)
-    if len(parts) < 2 or not parts[0].startswith("HTTP/") or len(line) > _MAX_LINE:
-        quoted = shown(line.rstrip(b"\r\n"))
-        raise HttpError(f"not an HTTP status line: {quoted}")
-    if not _is_count(parts[1]) or not 100 <= int(parts[1]) <= 999:
-        raise HttpError(f"not an HTTP status: {shown(parts[1].encode('latin-1'), 20)}")
-    return parts[0], int(parts[1])
-
-
-def _headers(reader: io.BufferedIOBase) -> dict[str, str]:
-    headers: dict[str, str] = {}
-    for _ in range(_MAX_HEADERS + 1):
-        line = reader.readline(_MAX_LINE + 1)
-        if len(line) > _MAX_LINE:
-            raise HttpError("a response header line too long")
-        if line in (b"\r\n", b"\n"):
-            return headers
-        if not line:
-            raise HttpError("the server closed the connection mid-headers", closed=True)
-        name, sep, value = line.decode("latin-1").partition(":")
-        if not sep:
-            raise HttpError(f"not an HTTP header: {shown(line)}")
-        name, value = name.strip().lower(), value.strip()
-        if name == "content-length" and headers.get(name, value) != value:
-            raise HttpError("two different Content-Length headers")
-        headers[name] = value
-    raise HttpError(f"more than {_MAX_HEADERS} response headers")
-
-
-def _length(text: str) -> int:
-    if not _is_count(text):
-        raise HttpError(f"not a Content-Length: {shown(text.encode('latin-1'), 20)}")
-    return int(text)
-
-
-def _is_count(text: str) -> bool:
-    return text.isascii() and text.isdigit()
-
-
-def _over(cap: int) -> str:
-    from vx.util.units import format_bytes
-
-    return f"over the cap of {format_bytes(cap)}"
-
-
-def _exact(reader: io.BufferedIOBase, n: int) -> bytes:
-    data = reader.read(n)
-    if len(data) < n:
-        raise HttpError(f"a response cut short ({len(data)} of {n} bytes)", partial=len(data))
-    return data
-
-
-def _to_end(reader: io.BufferedIOBase, cap: int) -> bytes:
-    parts: list[bytes] = []
-    got = 0
-    while piece := reader.read1(_PIECE):
-        got += len(piece)
-        if got > cap:
-            raise HttpError(f"an answer {_over(cap)}", oversize=True)
-        parts.append(piece)
-    return b"".join(parts)
-
-
-def _chunked(reader: io.BufferedIOBase, cap: int) -> bytes:
-    parts: list[bytes] = []
-    got = 0
-    while True:
-        line = reader.readline(_MAX_LINE + 1)
-        size_text = line.split(b";", 1)[0].strip()
-        if not line:
-            raise HttpError(f"a response cut short ({got} bytes)", partial=got)
-        if not size_text or size_text.strip(_HEX):
-            raise HttpError(f"not a chunk size: {shown(size_text or line, 20)}")
-        size = int(size_text, 16)
-        if size == 0:
-            break
-        if got + size > cap:
-            raise HttpError(
-                f"a chunk of 0x{shown(size_text, 20)} bytes, {_over(cap)}", oversize=True
-            )
-        try:
-            parts.append(_exact(reader, size))
-        except HttpError:
-            raise HttpError(f"a response cut short ({got} bytes)", partial=got) from None
-        got += size
-        if reader.readline(_MAX_LINE + 1) not in (b"\r\n", b"\n"):
-            raise HttpError("a chunk not followed by its line end")
-    _headers(reader)  # trailers, if any, end with a blank line
-    return b"".join(parts)
+        body, ended = read_body(reader, method, status, headers, self._max_body)
+        return Response(status, headers, body), last or ended

@@ -13,7 +13,8 @@ from __future__ import annotations
 import urllib.parse
 from typing import TYPE_CHECKING
 
-from vx.cache.remote.http1 import Tunnel, has_control
+from vx.cache.remote.http1 import Tunnel
+from vx.cache.remote.httpwire import has_control
 from vx.util.record import Record
 
 if TYPE_CHECKING:

@@ -19,7 +19,8 @@ import urllib.parse
 from typing import TYPE_CHECKING
 
 from vx.cache.remote.base import RemoteError, Untrusted
-from vx.cache.remote.http1 import Connection, HttpError, Response, has_control
+from vx.cache.remote.http1 import Connection, Response
+from vx.cache.remote.httpwire import HttpError, has_control
 from vx.util.record import Record
 
 if TYPE_CHECKING:
