@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from vx.cache.remote import protowire as pw
 from vx.cache.remote.base import RemoteError, Untrusted
+from vx.cache.remote.httpwire import shown
 from vx.util.record import Record
 
 if TYPE_CHECKING:
@@ -172,7 +173,8 @@ class ReapiCache:
             self._grpc.StatusCode.UNAUTHENTICATED,
             self._grpc.StatusCode.PERMISSION_DENIED,
         )
-        return RemoteError(f"{what} failed: {code.name}: {err.details()}", unreachable=down)
+        details = shown(str(err.details()).encode("utf-8", "backslashreplace"), 200)
+        return RemoteError(f"{what} failed: {code.name}: {details}", unreachable=down)
 
 
 class _NotFound(Exception):  # noqa: N818  a control-flow signal, never raised out of this module
