@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pytest
 from tests.conftest import make_git_workspace, run_vx
 from tests.e2e.netservers import Proxy, RedirectFront, TlsFront, make_certs
 from tests.e2e.remoteservers import TEAM, TOKEN, turbo_server
@@ -108,3 +109,23 @@ def test_a_token_holding_a_line_break_is_refused_in_one_line(tmp_path: Path) -> 
         " — set it to the value alone\n"
     )
     assert TOKEN not in result.out + result.err
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "told"),
+    [
+        ("TURBO_REMOTE_CACHE_TIMEOUT", "soon",
+         "TURBO_REMOTE_CACHE_TIMEOUT is 'soon' — set it to a number of seconds (0: no bound)"),
+        ("VX_REMOTE_CACHE_MAX_SIZE", "lots",
+         "VX_REMOTE_CACHE_MAX_SIZE is 'lots' — set it to a size such as 2G or 500M"),
+        ("HTTP_PROXY", "socks5://127.0.0.1:1080",
+         "HTTP_PROXY is a socks5:// proxy — vx reaches caches through http:// proxies only"),
+    ],
+)  # fmt: skip
+def test_a_setting_vx_cannot_use_is_refused_in_one_line(
+    tmp_path: Path, variable: str, value: str, told: str
+) -> None:
+    ws = make_git_workspace(tmp_path / "ws", files())
+    env = env_for("http://127.0.0.1:9", **{variable: value})
+    result = run_vx(["run", "a#build"], ws, env=env, home=tmp_path / "h")
+    assert (result.code, result.err) == (1, f"plugin 'vx-turbo': {told}\n")
