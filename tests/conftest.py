@@ -108,12 +108,17 @@ class VxResult:
         return json.loads(self.out)
 
 
+_PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+
+
 def base_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """A clean, colourless, non-CI environment, as a user's shell off a terminal."""
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("VX_", "GITHUB_", "FORCE_COLOR", "NO_COLOR", "CI"))
+        # a proxy the machine's shell names would stand between vx and the tests' servers
+        and k.lower() not in _PROXY_VARIABLES
         # every vx the suite starts compiles ~190 modules again without its bytecode cache
         and k != "PYTHONDONTWRITEBYTECODE"
     }

@@ -35,6 +35,10 @@ def _flip(data: bytes) -> bytes:
     return data[:middle] + bytes([data[middle] ^ 0x01]) + data[middle + 1 :]
 
 
+_FAULT = "injected fault\x1b[2J"
+"""What an error status says: a terminal escape a notice must show escaped."""
+
+
 class GrpcFaultProxy:
     """A gRPC server forwarding to `upstream` (`grpc://host:port`); `broken` counts the
     answers it broke."""
@@ -79,7 +83,7 @@ class GrpcFaultProxy:
         if self.mode in codes:
             with self._lock:
                 self.broken += 1
-            context.abort(getattr(self._grpc.StatusCode, codes[self.mode]), "injected fault")
+            context.abort(getattr(self._grpc.StatusCode, codes[self.mode]), _FAULT)
 
     def _call(self, context: Any, fn: Any, *args: Any) -> Any:
         try:

@@ -72,6 +72,31 @@ def _turbo_server_script() -> Path:
     return script
 
 
+TURBO_CLI_VERSION = "2.11.13"
+
+
+def turbo_cli() -> Path:
+    """Turborepo's own `turbo`, installed from npm on first use; skips when it cannot be."""
+    with _install_lock("turbo"):
+        prefix = tools_dir() / f"turbo-{TURBO_CLI_VERSION}"
+        binary = prefix / "node_modules" / ".bin" / "turbo"
+        if binary.exists():
+            return binary
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.skip("npm is needed to install turbo; it is not on PATH")
+        prefix.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
+             f"turbo@{TURBO_CLI_VERSION}"],
+            capture_output=True, text=True, timeout=600, check=False,
+        )  # fmt: skip
+        if done.returncode != 0 or not binary.exists():
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            pytest.skip(f"npm could not install turbo: {tail[0]}")
+        return binary
+
+
 class TurboServer:
     """One `turborepo-remote-cache` process with local storage under `storage`."""
 

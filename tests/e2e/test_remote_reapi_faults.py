@@ -87,7 +87,8 @@ def test_a_server_answering_errors_is_a_miss_told_once(tmp_path: Path, mode: str
     assert set(outcomes(result).values()) == {"success"}
     same_outputs(first, second)
     [notice] = notices(result)
-    assert f"{mode.upper()}: injected fault" in notice
+    assert f"{mode.upper()}: injected fault\\x1b[2J" in notice
+    assert "\x1b" not in result.err
     assert notice.endswith(TOLD_ONCE)
     assert refused(result) == []
 

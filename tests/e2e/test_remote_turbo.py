@@ -320,6 +320,13 @@ def test_a_bad_signature_is_a_miss(tmp_path: Path) -> None:
     assert all("its signature does not match (x-artifact-tag)" in line for line in refused)
     assert "k1" not in bad.err
     assert "k2" not in bad.err
+    short = [line for line in good.err.splitlines() if "SIGNATURE_KEY" in line]
+    assert short == [
+        (
+            "[vx] plugin 'vx-turbo': TURBO_REMOTE_CACHE_SIGNATURE_KEY is 2 bytes: a key under 32"
+            " bytes is weak against guessing — use a longer random one"
+        )
+    ]
 
 
 def test_without_a_token_the_run_is_local_and_says_so(tmp_path: Path) -> None:

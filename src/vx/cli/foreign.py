@@ -185,7 +185,7 @@ ROWS: tuple[Row, ...] = (
     Row(T, ("--preflight",), "--preflight", R,
         "vx's remote caches are plugins and take no preflight" + _DROP),
     Row(T, ("--remote-cache-timeout",), "--remote-cache-timeout <v>", R,
-        "vx's remote caches are plugins and take no timeout flag" + _DROP, Arg.VALUE),
+        "set TURBO_REMOTE_CACHE_TIMEOUT for the turbo remote-cache plugin", Arg.VALUE),
     Row(T, ("--single-package",), "--single-package", R,
         "a repo with no workspaces is one project already" + _DROP),
     Row(T, ("--token", "--team", "--api"), "--token <v>, --team <v>, --api <v>", R,

@@ -169,8 +169,12 @@ def remote_cache(
     from vx.plugins.model import CacheContext, CacheOff
 
     plugin, build = supplying[0]
+
+    def note(line: str) -> None:
+        notes.append(f"plugin '{plugin.name}': {line}")
+
     try:
-        return build(CacheContext(root, env))
+        return build(CacheContext(root, env, note))
     except CacheOff as off:
         notes.append(f"plugin '{plugin.name}' supplies no remote cache this run: {off}")
         return None

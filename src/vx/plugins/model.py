@@ -25,10 +25,12 @@ class CacheOff(Exception):  # noqa: N818  it names the outcome
 
 
 class CacheContext(Record):
-    """What a `cache` seam is handed to build its remote layer: where, and the environment."""
+    """What a `cache` seam is handed to build its remote layer: where, the environment, and
+    where a warning about its settings goes (one line, shown with the run's notices)."""
 
     workspace_root: Path
     env: Mapping[str, str]
+    note: Callable[[str], None] | None = None
 
 
 class CommandContext(Record):

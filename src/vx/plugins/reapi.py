@@ -2,8 +2,10 @@
 
 It reads `VX_REAPI_URL` (`grpc://host:port`, or `grpcs://` for TLS) and `VX_REAPI_INSTANCE`
 (the instance name, empty by default); a `.py` workspace may call `plugin(url=…,
-instance=…)` instead. It needs the `vx[reapi]` extra (grpcio): without it the plugin is
-refused when the workspace loads.
+instance=…)` instead. A `grpcs://` server's certificate is checked against `SSL_CERT_FILE`
+when it is set, as for an https cache, else the system's CA bundle (gRPC's own variable,
+`GRPC_DEFAULT_SSL_ROOTS_FILE_PATH`, still wins over the system's). It needs the `vx[reapi]`
+extra (grpcio): without it the plugin is refused when the workspace loads.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from vx.errors import ErrorCode, UserError
 from vx.plugins.model import CacheContext, CacheOff, Plugin
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from vx.cache.remote.base import RemoteCache
 
 NAME = "vx-reapi"
@@ -37,11 +41,41 @@ def plugin(*, url: str | None = None, instance: str | None = None) -> Plugin:
         if not target:
             raise CacheOff("VX_REAPI_URL is not set")
         name = instance if instance is not None else ctx.env.get("VX_REAPI_INSTANCE", "")
+        roots = _root_certificates(ctx.env) if target.startswith("grpcs://") else None
         try:
-            return ReapiCache(ReapiConfig(target, name))
+            return ReapiCache(ReapiConfig(target, name, root_certificates=roots))
         except ValueError as err:
             raise UserError(
                 ErrorCode.CONFIG, f"plugin '{NAME}': VX_REAPI_URL is {err} — set grpc://host:port"
             ) from None
 
     return Plugin(name=NAME, cache=cache)
+
+
+def _root_certificates(env: Mapping[str, str]) -> bytes | None:
+    """The CAs for a `grpcs://` server, as Python's own https client finds them.
+
+    gRPC reads neither `SSL_CERT_FILE` nor the system's store: left alone it trusts only the
+    bundle it ships, so a company CA that works for an https cache would fail here.
+    """
+    from pathlib import Path
+
+    path = env.get("SSL_CERT_FILE")
+    source = f"SSL_CERT_FILE is {path}"
+    if not path:
+        if env.get("GRPC_DEFAULT_SSL_ROOTS_FILE_PATH"):
+            return None
+        import ssl
+
+        path = ssl.get_default_verify_paths().cafile
+        if path is None:
+            return None
+        source = f"the system's CA bundle is {path}"
+    try:
+        return Path(path).read_bytes()
+    except OSError as err:
+        raise UserError(
+            ErrorCode.CONFIG,
+            f"plugin '{NAME}': {source}, which cannot be read ({err.strerror})"
+            " — point it at a PEM file of CA certificates",
+        ) from None

@@ -60,7 +60,7 @@ EXPECT: dict[str, tuple[list[str], list[str] | str]] = {
     "--json": (["--json"], "use --format json"),
     "--log-file": (["--log-file"], "use --summarize[=<path>]"),
     "--preflight": (["--preflight"], "take no preflight: drop it"),
-    "--remote-cache-timeout <v>": (["--remote-cache-timeout", "9"], "take no timeout flag: drop it"),
+    "--remote-cache-timeout <v>": (["--remote-cache-timeout", "9"], "set TURBO_REMOTE_CACHE_TIMEOUT"),
     "--single-package": (["--single-package"], "one project already: drop it"),
     "--token <v>, --team <v>, --api <v>": (["--team=t"], "set TURBO_TOKEN, TURBO_TEAM and TURBO_API"),
     "--no-daemon, --daemon": (["--no-daemon"], "vx has no daemon: drop it"),

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from vx.cache.remote import protowire as pw
 from vx.cache.remote.base import RemoteError, Untrusted
+from vx.cache.remote.httpwire import shown
 from vx.util.record import Record
 
 if TYPE_CHECKING:
@@ -32,11 +33,14 @@ _MAX_MESSAGE = 64 << 20
 
 
 class ReapiConfig(Record):
-    """Where the server is: `grpc://host:port` (or `grpcs://` for TLS), and the instance."""
+    """Where the server is: `grpc://host:port` (or `grpcs://` for TLS), and the instance;
+    `root_certificates` (PEM) are the CAs a `grpcs://` server's certificate must chain to,
+    None for gRPC's own choice."""
 
     url: str
     instance: str = ""
     timeout_s: float = _TIMEOUT_S
+    root_certificates: bytes | None = None
 
 
 class Digest(Record):
@@ -73,7 +77,7 @@ class ReapiCache:
             ("grpc.max_send_message_length", _MAX_MESSAGE),
         ]
         if scheme == "grpcs":
-            creds = grpc.ssl_channel_credentials()
+            creds = grpc.ssl_channel_credentials(root_certificates=config.root_certificates)
             self._channel = grpc.secure_channel(target, creds, options=options)
         else:
             self._channel = grpc.insecure_channel(target, options=options)
@@ -169,7 +173,8 @@ class ReapiCache:
             self._grpc.StatusCode.UNAUTHENTICATED,
             self._grpc.StatusCode.PERMISSION_DENIED,
         )
-        return RemoteError(f"{what} failed: {code.name}: {err.details()}", unreachable=down)
+        details = shown(str(err.details()).encode("utf-8", "backslashreplace"), 200)
+        return RemoteError(f"{what} failed: {code.name}: {details}", unreachable=down)
 
 
 class _NotFound(Exception):  # noqa: N818  a control-flow signal, never raised out of this module

@@ -4,6 +4,7 @@ and one the server dropped, and the ways a response can be broken."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 from typing import TYPE_CHECKING
@@ -189,3 +190,103 @@ def test_nothing_listening_is_an_os_error() -> None:
     conn = Connection("127.0.0.1", port, https=False, timeout=HANG_LIMIT_S)
     with pytest.raises(ConnectionRefusedError):
         conn.request("GET", "/", {})
+
+
+class Trickle:
+    """A server that answers every connection with `head`, then `drip` over and over, a
+    piece every `every` seconds, until the test ends: a server too slow to ever finish."""
+
+    def __init__(self, head: bytes, drip: bytes, every: float = 0.05) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.stop = threading.Event()
+        self.head, self.drip, self.every = head, drip, every
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        with contextlib.suppress(OSError):
+            conn, _ = self.listener.accept()
+            with conn:
+                _read_request(conn)
+                conn.sendall(self.head)
+                while not self.stop.wait(self.every):
+                    conn.sendall(self.drip)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.listener.close()
+
+
+@pytest.mark.parametrize(
+    ("head", "drip"),
+    [
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n", b"x"),
+        (b"", b"HTTP/1.1 100 Continue\r\n\r\n"),
+        (b"HTTP/1.1 200 OK\r\nX-Slow: ", b"a"),
+    ],
+    ids=["body", "endless-continue", "header"],
+)
+def test_a_trickling_server_ends_at_the_deadline(head: bytes, drip: bytes) -> None:
+    server = Trickle(head, drip)
+    try:
+        conn = Connection("127.0.0.1", server.port, https=False, timeout=0.5)
+        with pytest.raises(HttpError) as caught:
+            conn.request("GET", "/", {})
+    finally:
+        server.close()
+    assert caught.value.late
+    assert str(caught.value) == "no whole answer before the deadline"
+    assert not conn.is_open
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 1000000000000000\r\n\r\n",
+         "an answer of 1000000000000000 bytes, over the cap of 1.0 KB"),
+        (CHUNKED + b"ffffffffffffffffffffffff\r\n",
+         "a chunk of 0xfffffffffffffffffff… bytes, over the cap of 1.0 KB"),
+        (CHUNKED + b"200\r\n" + b"a" * 512 + b"\r\n201\r\n",
+         "a chunk of 0x201 bytes, over the cap of 1.0 KB"),
+        (b"HTTP/1.0 200 OK\r\n\r\n" + b"a" * 2000, "an answer over the cap of 1.0 KB"),
+        (CHUNKED + b"-5\r\n", "not a chunk size: -5"),
+    ],
+    ids=["length", "absurd-chunk", "chunks-add-up", "to-close", "negative-chunk"],
+)  # fmt: skip
+def test_a_body_over_the_cap_is_refused_before_it_is_read(answer: bytes, message: str) -> None:
+    server = ScriptedServer([answer + b"Connection: close"])
+    try:
+        conn = Connection("127.0.0.1", server.port, https=False, timeout=HANG_LIMIT_S,
+                          max_body=1024)  # fmt: skip
+        with pytest.raises(HttpError) as caught:
+            conn.request("GET", "/", {})
+    finally:
+        server.close()
+    assert str(caught.value) == message
+    assert not conn.is_open
+
+
+def test_two_different_content_lengths_are_refused(serve) -> None:
+    _, conn = serve(ok(b"hello", b"Content-Length: 7") + b"xx", ok(b"again", b"Content-Length: 5"))
+    with pytest.raises(HttpError, match=r"^two different Content-Length headers$"):
+        conn.request("GET", "/", {})
+    assert conn.request("GET", "/", {}).body == b"again", "the same length twice is one length"
+
+
+def test_an_odd_answer_is_quoted_escaped_and_clipped(serve) -> None:
+    _, conn = serve(b"\x1b]0;pwned\x07\x9b" + b"A" * 500 + b"\r\n\r\n")
+    with pytest.raises(HttpError) as caught:
+        conn.request("GET", "/", {})
+    text = str(caught.value)
+    assert text.startswith("not an HTTP status line: \\x1b]0;pwned\\x07\\x9bAAA")
+    assert text.endswith("…")
+    assert text.isprintable()
+    assert len(text) < 120
+
+
+@pytest.mark.parametrize("value", ["tok\r\nX-Evil: 1", "tok\n", "tok\x00", "tok\x7f"])
+def test_a_header_value_with_a_control_character_is_never_sent(serve, value: str) -> None:
+    server, conn = serve(ok(b"unused"))
+    with pytest.raises(HttpError, match=r"^a request header value holds a control character$"):
+        conn.request("GET", "/", {"Authorization": f"Bearer {value}"})
+    assert server.requests == []
