@@ -88,7 +88,7 @@ sha256_of() {
 }
 
 PLATFORM="$(uname -s) $(uname -m)"
-PLAT=$(platform_for "$PLATFORM") || die "no vx binary is built for $PLATFORM — pip install vx runs anywhere Python 3.11 does"
+PLAT=$(platform_for "$PLATFORM") || die "no vx binary is built for $PLATFORM — pip install vx-runner runs anywhere Python 3.11 does"
 command -v tar >/dev/null 2>&1 || die "tar is not installed: install it and re-run"
 if [ "$TAG" = latest ]; then FROM="$BASE/latest/download"; else FROM="$BASE/download/$TAG"; fi
 

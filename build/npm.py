@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build vx's npm packages: the `@vx-runner/vx` launcher and one package per platform.
+"""Build vx's npm packages: the `vx-runner` launcher and one package per platform.
 
 The launcher (`build/npm/vx/bin/vx.js`) lists every platform package as an optional
 dependency; npm installs only the one whose `os`, `cpu` and `libc` match the machine, and the
@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-SCOPE = "@vx-runner"
+NAME = "vx-runner"
 # The platforms releases build (release.yml's matrix): npm's os, cpu and libc for each.
 PLATFORMS = {
     "linux-x64": ("linux", "x64", "glibc"),
@@ -50,14 +50,14 @@ def launcher(out: Path, ver: str) -> Path:
     shutil.copytree(REPO / "build" / "npm" / "vx", root)
     (root / "bin" / "vx.js").chmod(0o755)
     manifest = {
-        "name": f"{SCOPE}/vx",
+        "name": NAME,
         "version": ver,
         "description": "vx, the monorepo task runner: the launcher of its standalone binary",
         "license": "MIT",
         "bin": {"vx": "bin/vx.js"},
         "files": ["bin/vx.js"],
         "engines": {"node": ">=18"},
-        "optionalDependencies": {f"{SCOPE}/vx-{key}": ver for key in PLATFORMS},
+        "optionalDependencies": {f"{NAME}-{key}": ver for key in PLATFORMS},
     }
     (root / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return root
@@ -74,7 +74,7 @@ def platform_package(out: Path, ver: str, key: str, folder: Path) -> Path:
     shutil.copytree(folder, root / "bin", symlinks=False)
     (root / "bin" / "vx").chmod(0o755)
     manifest: dict[str, object] = {
-        "name": f"{SCOPE}/vx-{key}",
+        "name": f"{NAME}-{key}",
         "version": ver,
         "description": f"The vx binary for {key}",
         "license": "MIT",

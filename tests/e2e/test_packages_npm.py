@@ -78,7 +78,7 @@ def vx(prefix, *args, env=None, cwd=None):
 
 
 def test_the_launcher_runs_the_platform_binary(prefix, tmp_path):
-    (package,) = (prefix / "lib" / "node_modules" / "@vx-runner").glob("vx-linux-*")
+    (package,) = (prefix / "lib" / "node_modules").glob("vx-runner-linux-*")
     assert sorted(p.name for p in (package / "bin").iterdir()) == ["libpython3.11.so.1.0", "vx"]
     assert vx(prefix, "--version", cwd=tmp_path).stdout == "vx 0.1.0\n"
     docs = vx(prefix, "docs", "output-logs", "--limit", "1", cwd=tmp_path)
@@ -89,7 +89,7 @@ def test_upgrade_under_npm_is_refused_naming_npm(prefix, tmp_path):
     proc = vx(prefix, "upgrade", cwd=tmp_path)
     assert proc.returncode == 1
     assert "was installed by npm" in proc.stderr
-    assert proc.stderr.endswith("npm install -g @vx-runner/vx@latest\n")
+    assert proc.stderr.endswith("npm install -g vx-runner@latest\n")
 
 
 def script(tmp_path, body):
@@ -137,9 +137,9 @@ def test_a_missing_platform_package_names_the_fix(packed, tmp_path):
     proc = vx(tmp_path / "p", "--version")
     assert proc.returncode == 1
     assert proc.stderr.startswith(
-        "vx: no vx binary for linux-x64: the package @vx-runner/vx-linux-x64 is not installed"
+        "vx: no vx binary for linux-x64: the package vx-runner-linux-x64 is not installed"
     )
-    assert "npm install -g @vx-runner/vx" in proc.stderr
+    assert "npm install -g vx-runner " in proc.stderr
     bad = vx(tmp_path / "p", "--version", env={"VX_BINARY_PATH": str(tmp_path / "nothing")})
     assert (
         bad.stderr

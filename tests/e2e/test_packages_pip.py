@@ -87,7 +87,7 @@ def test_upgrade_is_refused_for_a_pip_install_naming_pip(pure_venv, tmp_path):
     proc = run([str(pure_venv / "bin" / "vx"), "upgrade"], tmp_path)
     assert proc.returncode == 1
     assert "was installed by pip" in proc.stderr
-    assert proc.stderr.endswith("python3 -m pip install --upgrade vx\n")
+    assert proc.stderr.endswith("python3 -m pip install --upgrade vx-runner\n")
 
 
 def folder_with(tmp, vx_bytes):
@@ -137,4 +137,4 @@ def test_a_binary_pip_installed_is_refused_by_upgrade(tmp_path):
     venv = platform_venv(tmp_path, pyz.read_bytes())
     proc = run([str(venv / "bin" / "vx"), "upgrade"], tmp_path)
     assert proc.returncode == 1
-    assert proc.stderr.endswith("python3 -m pip install --upgrade vx\n"), proc.stderr
+    assert proc.stderr.endswith("python3 -m pip install --upgrade vx-runner\n"), proc.stderr

@@ -9,7 +9,7 @@ const { spawn } = require("child_process");
 const path = require("path");
 const fs = require("fs");
 
-const SCOPE = "@vx-runner";
+const NAME = "vx-runner";
 
 function libc() {
   if (process.platform !== "linux") return "";
@@ -19,7 +19,7 @@ function libc() {
 }
 
 function platformPackage() {
-  return `${SCOPE}/vx-${process.platform}-${process.arch}${libc()}`;
+  return `${NAME}-${process.platform}-${process.arch}${libc()}`;
 }
 
 function findBinary() {
@@ -36,7 +36,7 @@ function findBinary() {
   } catch (err) {
     fail(
       `no vx binary for ${process.platform}-${process.arch}: the package ${name} is not installed ` +
-        `(optional dependencies skipped?) — reinstall with them: npm install -g ${SCOPE}/vx ` +
+        `(optional dependencies skipped?) — reinstall with them: npm install -g ${NAME} ` +
         `(without --omit=optional), or set VX_BINARY_PATH to a vx binary`,
     );
   }
