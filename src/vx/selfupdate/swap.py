@@ -17,17 +17,21 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from vx.errors import ErrorCode, UserError
 from vx.selfupdate.fetch import download
 from vx.util.record import Record
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from vx.selfupdate.release import Release
 
 PROBE_TIMEOUT_S = 10
+_PROBE_OUTPUT = 1 << 16
 _PARTIAL = ".vx-upgrade-"
 
 
@@ -108,43 +112,66 @@ def prove_started(path: Path, version: str) -> None:
 def probe(path: Path, version: str) -> str | None:
     """Run `path --version`; None when it answers `vx <version>`, else what went wrong.
 
-    The probe runs in a session of its own, so a binary that hangs is killed with whatever
-    it started: nothing outlives the upgrade, and nothing holds the pipes open after it.
+    The probe writes to files, not pipes: a pipe is read to its end, and anything the new vx
+    leaves running (a daemon in a session of its own, say) would hold that end off for as
+    long as it lives. So the wait is on the probe alone, bounded by PROBE_TIMEOUT_S, and its
+    process group is killed before it is reaped: nothing it started in that group outlives it.
     """
-    try:
-        child = subprocess.Popen(
-            [path, "--version"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-    except OSError as e:
-        return f"{errno.errorcode.get(e.errno or 0, 'OSError')}: {e.strerror}"
-    try:
-        out, err = child.communicate(timeout=PROBE_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        _kill(child)
-        return f"no answer to --version within {PROBE_TIMEOUT_S} s"
-    except BaseException:
-        # Ctrl-C reaches only our session: the probe's would run on, hung, without this.
-        _kill(child)
-        raise
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            child = subprocess.Popen(
+                [path, "--version"],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+        except OSError as e:
+            return f"{errno.errorcode.get(e.errno or 0, 'OSError')}: {e.strerror}"
+        try:
+            exited = _exited_within(child.pid, PROBE_TIMEOUT_S)
+        finally:
+            # Ctrl-C reaches only our session: the probe's would run on, hung, without this.
+            _kill(child)
+        if not exited:
+            return f"no answer to --version within {PROBE_TIMEOUT_S} s"
+        answer, last = _head(out), (_head(err).strip().splitlines() or [""])[-1][:200]
     if child.returncode != 0:
-        last = (err.strip().splitlines() or [""])[-1][:200]
         return f"--version exited {child.returncode}" + (f": {last}" if last else "")
-    answer = out.strip()
+    answer = answer.strip()
     if answer != f"vx {version}":
         return f'--version answered "{answer[:80]}", not "vx {version}"'
     return None
 
 
-def _kill(child: subprocess.Popen[str]) -> None:
-    """Kill the probe's whole session and reap it (its group outlives a leader that exited)."""
-    with contextlib.suppress(ProcessLookupError):
+def _exited_within(
+    pid: int, seconds: float, *, clock: Callable[[], float] = time.monotonic
+) -> bool:
+    """Whether the child `pid` exits within `seconds`. It is left unreaped (WNOWAIT), so its
+    pid, and with it its process group's id, cannot be reused before `_kill` signals it."""
+    deadline = clock() + seconds
+    pause = 0.001
+    while True:
+        if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+            return True
+        left = deadline - clock()
+        if left <= 0:
+            return False
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, 0.05)
+
+
+def _head(stream: IO[bytes]) -> str:
+    """The start of what the probe wrote: enough for a version line or an error's last line."""
+    stream.seek(0)
+    return stream.read(_PROBE_OUTPUT).decode("utf-8", "replace")
+
+
+def _kill(child: subprocess.Popen[bytes]) -> None:
+    """Kill the probe's whole process group, then reap the probe."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(child.pid, signal.SIGKILL)
-    child.communicate()
+    child.wait()
 
 
 def _copy_mode_and_owner(old: Path, new: Path) -> None:
