@@ -276,7 +276,7 @@ def test_a_new_vx_leaving_a_daemon_on_its_stdout_is_not_waited_for(server, tmp_p
     marker = tmp_path / "daemon"
     vx = (
         "#!/bin/sh\n"
-        f"setsid sh -c 'echo $$ >\"{marker}.tmp\" && mv \"{marker}.tmp\" \"{marker}\" && exec sleep 600' &\n"
+        f'setsid sh -c \'echo $$ >"{marker}.tmp" && mv "{marker}.tmp" "{marker}" && exec sleep 600\' &\n'
         f'while [ ! -e "{marker}" ]; do sleep 0.01; done\n'  # the daemon has left our session
         'echo "vx 0.2.0"\n'
     ).encode()

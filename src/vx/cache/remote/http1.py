@@ -101,9 +101,10 @@ class Connection:
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if self._https:
-                import ssl
+                from vx.util.tlsroots import client_context
 
-                context = ssl.create_default_context()
+                # The system's CAs wherever it keeps them: the binary's OpenSSL may look elsewhere.
+                context = client_context()
                 sock = context.wrap_socket(sock, server_hostname=self._host)
         except BaseException:
             sock.close()
