@@ -70,13 +70,20 @@ def wheel_name(meta: dict[str, object]) -> str:
     return str(meta["name"]).replace("-", "_")
 
 
+# The platform wheel's floor: its `vx` is sh running the binary, which starts no Python, and
+# `python -m vx` only execs that binary (vx/__main__.py, vx/__init__.py run on 3.8).
+PLATFORM_REQUIRES_PYTHON = ">=3.8"
+
+
 def metadata(meta: dict[str, object], *, requires: bool) -> str:
+    """METADATA: the pure wheel's Python floor and dependencies, or the platform wheel's none."""
+    python = meta["requires-python"] if requires else PLATFORM_REQUIRES_PYTHON
     lines = [
         "Metadata-Version: 2.1",
         f"Name: {meta['name']}",
         f"Version: {meta['version']}",
         f"Summary: {meta['description']}",
-        f"Requires-Python: {meta['requires-python']}",
+        f"Requires-Python: {python}",
         "License: MIT",
     ]
     if requires:
