@@ -129,7 +129,7 @@ def probe(path: Path, version: str) -> str | None:
         except OSError as e:
             return f"{errno.errorcode.get(e.errno or 0, 'OSError')}: {e.strerror}"
         try:
-            exited = _exited_within(child.pid, PROBE_TIMEOUT_S)
+            exited = _exited_within(child, PROBE_TIMEOUT_S)
         finally:
             # Ctrl-C reaches only our session: the probe's would run on, hung, without this.
             _kill(child)
@@ -145,14 +145,24 @@ def probe(path: Path, version: str) -> str | None:
 
 
 def _exited_within(
-    pid: int, seconds: float, *, clock: Callable[[], float] = time.monotonic
+    child: subprocess.Popen[bytes],
+    seconds: float,
+    *,
+    clock: Callable[[], float] = time.monotonic,
 ) -> bool:
-    """Whether the child `pid` exits within `seconds`. It is left unreaped (WNOWAIT), so its
-    pid, and with it its process group's id, cannot be reused before `_kill` signals it."""
+    """Whether the child exits within `seconds`. It is left unreaped (WNOWAIT), so its pid,
+    and with it its process group's id, cannot be reused before `_kill` signals it."""
+    waitid = getattr(os, "waitid", None)
+    if waitid is None:  # macOS before Python 3.13: reaped here; its group is signalled after
+        try:
+            child.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
     deadline = clock() + seconds
     pause = 0.001
     while True:
-        if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+        if waitid(os.P_PID, child.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
             return True
         left = deadline - clock()
         if left <= 0:
