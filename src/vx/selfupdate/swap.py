@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 PROBE_TIMEOUT_S = 10
 _PROBE_OUTPUT = 1 << 16
+_HELD = frozenset({signal.SIGINT, signal.SIGTERM})
 _PARTIAL = ".vx-upgrade-"
 
 
@@ -118,6 +119,10 @@ def probe(path: Path, version: str) -> str | None:
     process group is killed before it is reaped: nothing it started in that group outlives it.
     """
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        # Ctrl-C (or TERM) is held off until the probe is known: one arriving while Popen
+        # returns would leave a probe nobody kills. It is delivered at the unblock, inside the
+        # try. (The probe inherits the mask; it is ended by SIGKILL, which no mask stops.)
+        signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
         try:
             child = subprocess.Popen(
                 [path, "--version"],
@@ -127,8 +132,10 @@ def probe(path: Path, version: str) -> str | None:
                 start_new_session=True,
             )
         except OSError as e:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
             return f"{errno.errorcode.get(e.errno or 0, 'OSError')}: {e.strerror}"
         try:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
             exited = _exited_within(child, PROBE_TIMEOUT_S)
         finally:
             # Ctrl-C reaches only our session: the probe's would run on, hung, without this.
