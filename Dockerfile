@@ -9,6 +9,8 @@ ARG TARGETARCH=amd64
 RUN apt-get update \
     && apt-get install -y --no-install-recommends git ca-certificates \
     && rm -rf /var/lib/apt/lists/*
+# A mounted checkout is owned by the host's user: git would refuse it as "dubious ownership".
+COPY build/docker/gitconfig /etc/gitconfig
 COPY dist/docker/vx-linux-${TARGETARCH}/ /opt/vx/
 RUN chmod 755 /opt/vx/vx && ln -s /opt/vx/vx /usr/local/bin/vx
 RUN vx --version

@@ -77,6 +77,42 @@ fetch() {
   esac
 }
 
+# alive PID: the process exists (whoever owns it: kill -0 fails for another user's too).
+alive() {
+  if [ -d /proc/self ]; then
+    [ -d "/proc/$1" ]
+  elif command -v ps >/dev/null 2>&1; then
+    ps -p "$1" >/dev/null 2>&1
+  else
+    kill -0 "$1" 2>/dev/null
+  fi
+}
+
+# escapes DIR TARGET: whether a symlink in DIR (a path relative to the release's top folder)
+# pointing at TARGET leads outside that folder: an absolute target, or more `..` than depth.
+escapes() {
+  case $2 in /*) return 0 ;; esac
+  depth=0
+  set -f
+  old_ifs=$IFS
+  IFS=/
+  # shellcheck disable=SC2086 # split on purpose, at each /
+  set -- $1 $2
+  IFS=$old_ifs
+  set +f
+  for part in "$@"; do
+    case $part in
+      "" | .) ;;
+      ..)
+        depth=$((depth - 1))
+        [ "$depth" -ge 0 ] || return 0
+        ;;
+      *) depth=$((depth + 1)) ;;
+    esac
+  done
+  return 1
+}
+
 sha256_of() {
   if command -v sha256sum >/dev/null 2>&1; then
     sha256sum "$1" | cut -d ' ' -f 1
@@ -88,7 +124,7 @@ sha256_of() {
 }
 
 PLATFORM="$(uname -s) $(uname -m)"
-PLAT=$(platform_for "$PLATFORM") || die "no vx binary is built for $PLATFORM — pip install vx runs anywhere Python 3.11 does"
+PLAT=$(platform_for "$PLATFORM") || die "no vx binary is built for $PLATFORM — pip install vx-runner runs anywhere Python 3.11 does"
 command -v tar >/dev/null 2>&1 || die "tar is not installed: install it and re-run"
 if [ "$TAG" = latest ]; then FROM="$BASE/latest/download"; else FROM="$BASE/download/$TAG"; fi
 
@@ -101,8 +137,15 @@ while [ ! -d "$d" ]; do MADE=$d; d=$(dirname "$d"); done
 [ -d "$ROOT/lib" ] || MADE_LIB=1
 mkdir -p "$ROOT/bin" "$ROOT/lib" 2>/dev/null || die "cannot create $ROOT — set VX_INSTALL_DIR to a directory you can write"
 [ -w "$ROOT/bin" ] && [ -w "$ROOT/lib" ] || die "cannot write to $ROOT — set VX_INSTALL_DIR to a directory you can write"
+# Work folders of runs that were killed (SIGKILL, a power cut: no trap ran) are swept here:
+# each names its run's pid, and one whose pid is gone is a leftover. A live run's is kept.
+for stale in "$ROOT"/lib/.vx-install-*; do
+  pid=${stale##*-}
+  case $pid in "" | *[!0-9]*) continue ;; esac
+  [ "$pid" = $$ ] || ! alive "$pid" || continue
+  rm -rf "$stale"
+done
 TMP="$ROOT/lib/.vx-install-$$"
-rm -rf "$TMP" # a leftover of a killed run that had this pid
 mkdir "$TMP" 2>/dev/null || die "cannot write to $ROOT/lib — set VX_INSTALL_DIR to a directory you can write"
 # The asset's name carries the version, so the release document says which one "latest" is.
 fetch "$FROM/release.json" "$TMP/release.json" release.json
@@ -122,18 +165,35 @@ esac
 GOT=$(sha256_of "$TMP/$ASSET")
 [ "$GOT" = "$WANT" ] || die "the download did not match its SHA-256 (expected $WANT, got $GOT) — nothing installed"
 
+# Every member under the one top folder, as vx upgrade requires; then, unpacked, every
+# symlink leading to a place inside it.
+tar -tzf "$TMP/$ASSET" >"$TMP/members" 2>"$TMP/err" \
+  || die "could not unpack $ASSET ($(tail -n 1 "$TMP/err")) — nothing installed"
+STRAY=$(grep -v -e "^$TOP\$" -e "^$TOP/" "$TMP/members" | head -n 1)
+[ -z "$STRAY" ] || die "could not unpack $ASSET ($STRAY lies outside $TOP/) — nothing installed"
 mkdir "$TMP/unpacked" && tar -xzf "$TMP/$ASSET" -C "$TMP/unpacked" 2>"$TMP/err" \
   || die "could not unpack $ASSET ($(tail -n 1 "$TMP/err")) — nothing installed"
+LEAK=$(cd "$TMP/unpacked/$TOP" 2>/dev/null && find . -type l | while IFS= read -r link; do
+  target=$(readlink "$link")
+  if escapes "$(dirname "$link")" "$target"; then
+    printf '%s links to %s' "${link#./}" "$target"
+    break
+  fi
+done)
+[ -z "$LEAK" ] || die "could not unpack $ASSET ($TOP/$LEAK, outside $TOP/) — nothing installed"
 [ -f "$TMP/unpacked/$TOP/vx" ] || die "$ASSET holds no $TOP/vx — nothing installed"
-# stdin from /dev/null: under `curl … | sh` the script itself is on stdin.
+# stdin from /dev/null: under `curl … | sh` the script itself is on stdin. The answer goes
+# to a file, not through $(…): a pipe is read to its end, so anything the new vx left running
+# with its stdout (a daemon in a session of its own) would keep the install waiting.
 if command -v timeout >/dev/null 2>&1; then
-  ANSWER=$(timeout 10 "$TMP/unpacked/$TOP/vx" --version 2>/dev/null </dev/null)
+  timeout 10 "$TMP/unpacked/$TOP/vx" --version >"$TMP/answer" 2>/dev/null </dev/null
   rc=$?
   [ $rc -ne 124 ] || die "the downloaded vx did not answer --version within 10 s on this machine ($PLATFORM) — nothing installed"
 else
-  ANSWER=$("$TMP/unpacked/$TOP/vx" --version 2>/dev/null </dev/null)
+  "$TMP/unpacked/$TOP/vx" --version >"$TMP/answer" 2>/dev/null </dev/null
   rc=$?
 fi
+ANSWER=$(cat "$TMP/answer")
 [ $rc -eq 0 ] || die "the downloaded vx does not start on this machine ($PLATFORM) — nothing installed"
 [ "$ANSWER" = "vx $VERSION" ] || die "the downloaded vx answers \"$ANSWER\", not \"vx $VERSION\" — nothing installed"
 

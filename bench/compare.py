@@ -657,7 +657,7 @@ def facts(python: str, vx_py: Path, turbo: Path | None, ref: str | None) -> dict
 
 
 def venv_python(work: Path, base: str) -> str:
-    """A plain venv with vx's runtime dependencies, as `pip install vx` would leave one.
+    """A plain venv with vx's runtime dependencies, as `pip install vx-runner` would leave one.
 
     It has none of the base interpreter's site-packages, so no `.pth` file runs at start-up
     (this sandbox's base interpreter imports certifi from one: ~70 ms on every start).

@@ -10,16 +10,20 @@ compiled vx (a `vx/` data dir would collide with the `vx` executable).
 
 The verbs are imported by name at run time (`vx.cli.verbs`), so the whole `vx` package is
 included explicitly; `site` is skipped at start, since the binary has no site-packages.
+grpcio goes in too (the REAPI cache's client, which a binary user cannot pip install): a
+compiled module loads only when imported, so a run without the REAPI plugin never loads it.
 
     python3 build/binary.py [--mode standalone|onefile] [--out dist/binary] [--jobs N]
 
-Needs Nuitka (`pip install nuitka`), a C compiler and, on Linux, patchelf.
+Needs Nuitka (`pip install nuitka`), grpcio (`pip install grpcio`), a C compiler and, on
+Linux, patchelf.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -46,6 +50,8 @@ def nuitka_argv(mode: str, out: Path, jobs: int) -> list[str]:
         f"--output-dir={out}",
         "--output-filename=vx",
         "--include-package=vx",
+        # The REAPI plugin imports grpc by name (importlib), which Nuitka cannot follow.
+        "--include-module=grpc",
         f"--include-data-dir={REPO / 'docs'}=share/docs",
         f"--include-data-dir={REPO / 'schemas'}=share/schemas",
         # No site module (the binary has no site-packages), no asserts, no docstrings: less
@@ -109,6 +115,12 @@ def main() -> int:
     out = args.out.resolve()
     if shutil.which("patchelf") is None and sys.platform == "linux":
         sys.stderr.write("build/binary.py: patchelf is not installed (apt-get install patchelf)\n")
+        return 1
+    if importlib.util.find_spec("grpc") is None:
+        sys.stderr.write(
+            "build/binary.py: grpcio is not installed, and the binary carries it for the REAPI "
+            "cache (python3 -m pip install grpcio)\n"
+        )
         return 1
     # This checkout's src first: an editable install elsewhere must not be what gets compiled;
     # and not from the checkout's root, where vx.py would pass for the `vx` package.

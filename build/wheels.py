@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Build vx's wheels: the pure-Python one, and a platform one carrying the binary as its script.
 
-The pure wheel (`vx-<v>-py3-none-any.whl`) is vx's package with the manual and schemas in
+The pure wheel (`vx_runner-<v>-py3-none-any.whl`: the distribution is `vx-runner`, as `vx`
+is another project's name on PyPI) is vx's package with the manual and schemas in
 `vx/_data`, the `vx` console script, and the three runtime dependencies; it runs wherever
-Python 3.11 does. The platform wheel (`vx-<v>-py3-none-<platform>.whl`, after ruff's and
+Python 3.11 does. The platform wheel (`vx_runner-<v>-py3-none-<platform>.whl`, after ruff's and
 uv's pattern) puts a native vx on PATH with no dependency to resolve. The binary is a folder
 (the executable beside the libraries it loads), which a wheel's scripts slot cannot hold, so
 the folder goes into the package as `vx/_bin/` and the `vx` script is a few lines of sh that
@@ -64,13 +65,25 @@ def project() -> dict[str, object]:
     return table
 
 
+def wheel_name(meta: dict[str, object]) -> str:
+    """The distribution's name as wheel files and dist-info folders spell it (`vx_runner`)."""
+    return str(meta["name"]).replace("-", "_")
+
+
+# The platform wheel's floor: its `vx` is sh running the binary, which starts no Python, and
+# `python -m vx` only execs that binary (vx/__main__.py, vx/__init__.py run on 3.8).
+PLATFORM_REQUIRES_PYTHON = ">=3.8"
+
+
 def metadata(meta: dict[str, object], *, requires: bool) -> str:
+    """METADATA: the pure wheel's Python floor and dependencies, or the platform wheel's none."""
+    python = meta["requires-python"] if requires else PLATFORM_REQUIRES_PYTHON
     lines = [
         "Metadata-Version: 2.1",
         f"Name: {meta['name']}",
         f"Version: {meta['version']}",
         f"Summary: {meta['description']}",
-        f"Requires-Python: {meta['requires-python']}",
+        f"Requires-Python: {python}",
         "License: MIT",
     ]
     if requires:
@@ -101,7 +114,7 @@ def wheel_file(tag: str, *, root_is_purelib: bool) -> str:
 def pure(out: Path) -> Path:
     """The pure-Python wheel."""
     meta = project()
-    name, version = str(meta["name"]), str(meta["version"])
+    name, version = wheel_name(meta), str(meta["version"])
     dist_info = f"{name}-{version}.dist-info"
     wheel = Wheel(out / f"{name}-{version}-py3-none-any.whl", dist_info)
     add_package(wheel)
@@ -140,14 +153,14 @@ prefix=$(cd "$(dirname "$self")/.." && pwd)
 # The package installed with this launcher has the newest RECORD of the prefix's vx installs:
 # not the first in sort order (python3.10 sorts before python3.9), nor a stale vx left under
 # another Python.
-records=$(ls -t "$prefix"/lib/python3*/*-packages/vx-*.dist-info/RECORD 2>/dev/null)
+records=$(ls -t "$prefix"/lib/python3*/*-packages/vx_runner-*.dist-info/RECORD 2>/dev/null)
 binary=$(printf '%s\n' "$records" | while IFS= read -r record; do
   candidate=$(dirname "$(dirname "$record")")/vx/_bin/vx
   if [ -x "$candidate" ]; then printf '%s\n' "$candidate"; break; fi
 done)
 [ -n "$binary" ] && exec "$binary" "$@"
 echo "vx: the vx binary is missing under $prefix/lib — reinstall:" \\
-  "python3 -m pip install --force-reinstall vx" >&2
+  "python3 -m pip install --force-reinstall vx-runner" >&2
 exit 1
 """
 
@@ -158,7 +171,7 @@ def with_folder(out: Path, folder: Path, tag: str) -> Path:
     if not (folder / "vx").is_file():
         raise SystemExit(f"build/wheels.py: {folder} holds no vx executable")
     meta = project()
-    name, version = str(meta["name"]), str(meta["version"])
+    name, version = wheel_name(meta), str(meta["version"])
     dist_info = f"{name}-{version}.dist-info"
     wheel = Wheel(out / f"{name}-{version}-py3-none-{tag}.whl", dist_info)
     add_package(wheel)

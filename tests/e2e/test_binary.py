@@ -131,3 +131,28 @@ def test_install_sh_then_vx_upgrade(binary, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert str(link.readlink()) == "../lib/vx-0.2.0/vx"
     assert sorted(p.name for p in (home / ".vx" / "lib").iterdir()) == ["vx-0.1.0", "vx-0.2.0"]
+
+
+def test_the_reapi_cache_works_from_the_binary(binary, tmp_path):
+    """grpcio is built in: a second clone restores what the first uploaded to BuildGrid."""
+    from tests.conftest import VxResult
+    from tests.e2e.remoteservers import buildgrid_server
+    from tests.e2e.test_remote_turbo import clone, files, outcomes
+
+    origin = make_git_workspace(tmp_path / "origin", files(plugin="vx.plugins.reapi:plugin"))
+    argv = ["run", "build", "--all", "--output-logs=full"]
+    with buildgrid_server(tmp_path / "bgd") as server:
+        for name in ("one", "two"):  # each with a home, so a store, of its own
+            env = base_env({"HOME": str(tmp_path / f"h-{name}"), "VX_REAPI_URL": server.url})
+            ran = subprocess.run(
+                [str(binary), *argv],
+                cwd=clone(origin, tmp_path / name),
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=300,
+            )
+            assert ran.returncode == 0, ran.stderr
+    second = VxResult(tuple(argv), tmp_path / "two", ran.returncode, ran.stdout, ran.stderr)
+    assert outcomes(second) == dict.fromkeys(("a#build", "b#build", "c#build"), "restored-remote")

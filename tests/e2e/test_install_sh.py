@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import tarfile
 
 import pytest
 from tests.conftest import REPO, base_env
@@ -264,3 +268,95 @@ def test_vx_upgrade_reads_the_receipt_install_sh_wrote(server, tmp_path):
     receipt = json.loads((root / ".vx-receipt.json").read_text())
     assert receipt["version"] == "0.2.0"
     assert receipt["asset"] == asset("0.2.0")
+
+
+def test_a_new_vx_leaving_a_daemon_on_its_stdout_is_not_waited_for(server, tmp_path):
+    """The probe's answer goes to a file, so a process the new vx leaves behind in a session
+    of its own, holding what was its stdout, does not keep install.sh waiting."""
+    marker = tmp_path / "daemon"
+    vx = (
+        "#!/bin/sh\n"
+        f'setsid sh -c \'echo $$ >"{marker}.tmp" && mv "{marker}.tmp" "{marker}" && exec sleep 600\' &\n'
+        f'while [ ! -e "{marker}" ]; do sleep 0.01; done\n'  # the daemon has left our session
+        'echo "vx 0.2.0"\n'
+    ).encode()
+    publish(server, tmp_path, "0.2.0", vx)
+    try:
+        proc = install(server, tmp_path)
+    finally:
+        if marker.exists():
+            os.kill(int(marker.read_text()), signal.SIGKILL)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "home" / ".vx" / "bin" / "vx").read_bytes() == vx
+
+
+def test_work_folders_of_killed_runs_are_swept_and_a_live_runs_kept(server, tmp_path):
+    lib = tmp_path / "home" / ".vx" / "lib"
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    live = subprocess.Popen(["sleep", "600"])
+    try:
+        for pid in (dead.pid, live.pid):
+            (lib / f".vx-install-{pid}" / "unpacked").mkdir(parents=True)
+            (lib / f".vx-install-{pid}" / "vx.tar.gz").write_bytes(b"half a download")
+        publish(server, tmp_path, "0.2.0", NEW)
+        proc = install(server, tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert sorted(p.name for p in lib.iterdir()) == [f".vx-install-{live.pid}", "vx-0.2.0"]
+    finally:
+        live.kill()
+        live.wait()
+
+
+def linked_tarball(work, version, link, target):
+    """A release tarball whose folder holds vx and one symlink `link` → `target`."""
+    top = f"vx-{version}-{PLAT}"
+    path = work / f"{top}.tar.gz"
+    work.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(path, "w:gz") as tar:
+        for name, kind in ((top, tarfile.DIRTYPE), (f"{top}/lib", tarfile.DIRTYPE)):
+            info = tarfile.TarInfo(name)
+            info.type, info.mode = kind, 0o755
+            tar.addfile(info)
+        info = tarfile.TarInfo(f"{top}/vx")
+        info.size, info.mode = len(NEW), 0o755
+        tar.addfile(info, io.BytesIO(NEW))
+        info = tarfile.TarInfo(f"{top}/{link}")
+        info.type, info.linkname = tarfile.SYMTYPE, target
+        tar.addfile(info)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("link", "target", "refused"),
+    [
+        ("lib/escape", "../../outside", True),
+        ("escape", "../vx-0.1.0/vx", True),
+        ("lib/abs", "/etc/passwd", True),
+        ("lib/inside", "../vx", False),
+        ("lib/here", "./a/../b", False),
+    ],
+)
+def test_a_release_whose_links_leave_its_folder_is_refused(server, tmp_path, link, target, refused):
+    tarball = linked_tarball(tmp_path / "release", "0.2.0", link, target)
+    server.release("0.2.0", {tarball.name: tarball.read_bytes()})
+    proc = install(server, tmp_path)
+    if not refused:
+        assert proc.returncode == 0, proc.stderr
+        return
+    top = f"vx-0.2.0-{PLAT}"
+    assert proc.stderr == (
+        f"install.sh: could not unpack {tarball.name} ({top}/{link} links to {target}, "
+        f"outside {top}/) — nothing installed\n"
+    )
+    assert not (tmp_path / "home" / ".vx").exists()
+
+
+def test_a_member_outside_the_top_folder_is_refused(server, tmp_path):
+    other = folder_tarball(tmp_path / "release", "0.2.0", NEW, plat="plan9-mips")
+    server.release("0.2.0", {asset("0.2.0"): other.read_bytes()})
+    proc = install(server, tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(f"install.sh: could not unpack {asset('0.2.0')} (vx-0.2.0-plan9")
+    assert f"lies outside vx-0.2.0-{PLAT}/) — nothing installed\n" in proc.stderr
+    assert not (tmp_path / "home" / ".vx").exists()

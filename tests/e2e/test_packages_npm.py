@@ -7,6 +7,8 @@ signals go through it. npm runs --offline: nothing comes from a registry.
 
 from __future__ import annotations
 
+import json
+import platform
 import shutil
 import signal
 import subprocess
@@ -28,9 +30,8 @@ def npm_install(prefix, *tarballs, omit_optional=False):
     subprocess.run([*argv, *map(str, tarballs)], check=True, capture_output=True, timeout=300)
 
 
-@pytest.fixture(scope="module")
-def packed(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("npm")
+def pack(tmp, *extra):
+    """The platform package (its folder's vx a built vx.pyz) and the launcher, packed."""
     pyz = tmp / "vx.pyz"
     subprocess.run(
         [sys.executable, str(REPO / "build" / "pyz.py"), "--out", str(pyz)],
@@ -49,6 +50,7 @@ def packed(tmp_path_factory):
             str(folder),
             "--out",
             str(tmp / "dist"),
+            *extra,
         ],
         check=True,
         capture_output=True,
@@ -56,6 +58,11 @@ def packed(tmp_path_factory):
     ).stdout.split()
     platform_tgz, launcher_tgz = out
     return platform_tgz, launcher_tgz
+
+
+@pytest.fixture(scope="module")
+def packed(tmp_path_factory):
+    return pack(tmp_path_factory.mktemp("npm"))
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +85,7 @@ def vx(prefix, *args, env=None, cwd=None):
 
 
 def test_the_launcher_runs_the_platform_binary(prefix, tmp_path):
-    (package,) = (prefix / "lib" / "node_modules" / "@vx-runner").glob("vx-linux-*")
+    (package,) = (prefix / "lib" / "node_modules").glob("vx-runner-linux-*")
     assert sorted(p.name for p in (package / "bin").iterdir()) == ["libpython3.11.so.1.0", "vx"]
     assert vx(prefix, "--version", cwd=tmp_path).stdout == "vx 0.1.0\n"
     docs = vx(prefix, "docs", "output-logs", "--limit", "1", cwd=tmp_path)
@@ -89,7 +96,7 @@ def test_upgrade_under_npm_is_refused_naming_npm(prefix, tmp_path):
     proc = vx(prefix, "upgrade", cwd=tmp_path)
     assert proc.returncode == 1
     assert "was installed by npm" in proc.stderr
-    assert proc.stderr.endswith("npm install -g @vx-runner/vx@latest\n")
+    assert proc.stderr.endswith("npm install -g vx-runner@latest\n")
 
 
 def script(tmp_path, body):
@@ -137,11 +144,33 @@ def test_a_missing_platform_package_names_the_fix(packed, tmp_path):
     proc = vx(tmp_path / "p", "--version")
     assert proc.returncode == 1
     assert proc.stderr.startswith(
-        "vx: no vx binary for linux-x64: the package @vx-runner/vx-linux-x64 is not installed"
+        "vx: no vx binary for linux-x64: the package vx-runner-linux-x64 is not installed"
     )
-    assert "npm install -g @vx-runner/vx" in proc.stderr
+    assert "npm install -g vx-runner " in proc.stderr
     bad = vx(tmp_path / "p", "--version", env={"VX_BINARY_PATH": str(tmp_path / "nothing")})
     assert (
         bad.stderr
         == f"vx: VX_BINARY_PATH names {tmp_path / 'nothing'}, which does not exist — unset it or point it at a vx binary\n"
     )
+
+
+def test_the_platform_package_records_the_glibc_floor(prefix):
+    (package,) = (prefix / "lib" / "node_modules").glob("vx-runner-linux-*")
+    manifest = json.loads((package / "package.json").read_text())
+    assert manifest["vx"] == {"glibc": "2.17"}
+    assert manifest["libc"] == ["glibc"]
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc is not this libc")
+def test_an_older_glibc_than_the_binary_needs_is_refused_in_one_line(tmp_path):
+    """A platform package built for glibc 99.0 stands in for this machine's being too old."""
+    npm_install(tmp_path / "p", *pack(tmp_path, "--glibc", "99.0"))
+    proc = vx(tmp_path / "p", "--version")
+    have = platform.libc_ver()[1]
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        f"vx: the vx binary in vx-runner-linux-x64 needs glibc 99.0 or newer, and this system "
+        f"has {have} — install vx with pip instead: python3 -m pip install vx-runner "
+        "(Python 3.11 or newer)\n"
+    )
+    assert proc.stdout == ""

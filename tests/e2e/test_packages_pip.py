@@ -7,8 +7,10 @@ site-packages for xxhash, zstandard and watchdog, so nothing is downloaded.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from tests.conftest import REPO, base_env
@@ -87,7 +89,7 @@ def test_upgrade_is_refused_for_a_pip_install_naming_pip(pure_venv, tmp_path):
     proc = run([str(pure_venv / "bin" / "vx"), "upgrade"], tmp_path)
     assert proc.returncode == 1
     assert "was installed by pip" in proc.stderr
-    assert proc.stderr.endswith("python3 -m pip install --upgrade vx\n")
+    assert proc.stderr.endswith("python3 -m pip install --upgrade vx-runner\n")
 
 
 def folder_with(tmp, vx_bytes):
@@ -137,4 +139,56 @@ def test_a_binary_pip_installed_is_refused_by_upgrade(tmp_path):
     venv = platform_venv(tmp_path, pyz.read_bytes())
     proc = run([str(venv / "bin" / "vx"), "upgrade"], tmp_path)
     assert proc.returncode == 1
-    assert proc.stderr.endswith("python3 -m pip install --upgrade vx\n"), proc.stderr
+    assert proc.stderr.endswith("python3 -m pip install --upgrade vx-runner\n"), proc.stderr
+
+
+def test_pip_takes_the_platform_wheel_for_python_3_10(tmp_path):
+    """The platform wheel needs no Python of its own: pip picks it for an older one too."""
+    folder = folder_with(tmp_path, SCRIPT_BINARY.encode())
+    tag = "manylinux_2_17_x86_64"
+    build(tmp_path / "dist", "--folder", str(folder), "--platform-tag", tag)
+    picked = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+         "--no-deps", "--no-index", "--find-links", str(tmp_path / "dist"),
+         "--only-binary=:all:", "--python-version", "3.10", "--platform", tag,
+         "--dest", str(tmp_path / "got"), "vx-runner"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert picked.returncode == 0, picked.stderr
+    assert [p.name for p in (tmp_path / "got").iterdir()] == [f"vx_runner-0.1.0-py3-none-{tag}.whl"]
+
+
+def python310():
+    """A Python 3.10 that runs: on PATH, or one pyenv installed but has not activated."""
+    found = [
+        shutil.which("python3.10"),
+        *map(str, Path.home().glob(".pyenv/versions/3.10*/bin/python3.10")),
+    ]
+    for candidate in filter(None, found):
+        if (
+            subprocess.run(
+                [candidate, "-c", "import venv"], capture_output=True, check=False
+            ).returncode
+            == 0
+        ):
+            return candidate
+    return pytest.skip("no Python 3.10 here to install the platform wheel with")
+
+
+def test_the_platform_wheel_installs_and_runs_under_python_3_10(tmp_path):
+    python = python310()
+    folder = folder_with(tmp_path, SCRIPT_BINARY.encode())
+    wheels = build(tmp_path / "dist", "--folder", str(folder), "--platform-tag", "linux_x86_64")
+    (wheel,) = [w for w in wheels if "linux_x86_64" in w]
+    venv = tmp_path / "venv310"
+    subprocess.run([python, "-m", "venv", str(venv)], check=True, capture_output=True)
+    subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
+         "--no-index", "--disable-pip-version-check", wheel],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    assert (
+        run([str(venv / "bin" / "vx"), "--version"], tmp_path).stdout == "binary ran: --version\n"
+    )
+    module = run([str(venv / "bin" / "python"), "-m", "vx", "--version"], tmp_path)
+    assert module.stdout == "binary ran: --version\n", module.stderr

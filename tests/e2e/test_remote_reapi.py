@@ -4,10 +4,12 @@ cache, and the plugin refused in one line where its extra is missing."""
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
 from typing import TYPE_CHECKING
 
 import pytest
-from tests.conftest import make_git_workspace, run_vx
+from tests.conftest import base_env, make_git_workspace, run_vx
 from tests.e2e.remoteservers import buildgrid_server
 from tests.e2e.test_remote_turbo import clone, files, outcomes, outputs
 
@@ -52,9 +54,8 @@ def test_a_stopped_server_leaves_the_run_green_with_one_notice(tmp_path: Path) -
     assert "UNAVAILABLE" in notice
 
 
-def test_without_grpcio_the_plugin_is_refused_naming_the_extra(tmp_path: Path) -> None:
-    ws = make_git_workspace(tmp_path / "ws", files(plugin=PLUGIN))
-    # a stand-in `grpc` that cannot be found: a sitecustomize hides the real one
+def hiding_grpc(tmp_path: Path) -> Path:
+    """A sitecustomize dir that makes `grpc` impossible to import, for PYTHONPATH."""
     hide = tmp_path / "hide"
     hide.mkdir()
     (hide / "sitecustomize.py").write_text(
@@ -66,10 +67,37 @@ def test_without_grpcio_the_plugin_is_refused_naming_the_extra(tmp_path: Path) -
         "        return None\n"
         "sys.meta_path.insert(0, _Hide())\n"
     )
+    return hide
+
+
+def test_without_grpcio_the_plugin_is_refused_naming_the_extra(tmp_path: Path) -> None:
+    ws = make_git_workspace(tmp_path / "ws", files(plugin=PLUGIN))
+    hide = hiding_grpc(tmp_path)
     result = run_vx(["run", "build", "--all"], ws, env={"PYTHONPATH": str(hide)},
                     home=tmp_path / "h").assert_code(1)  # fmt: skip
     assert result.err == (
-        "plugin 'vx-reapi' needs grpcio, which is not installed — pip install 'vx[reapi]'\n"
+        "plugin 'vx-reapi' needs grpcio, which is not installed — "
+        "python3 -m pip install 'vx-runner[reapi]'\n"
+    )
+
+
+def test_vx_pyz_without_grpcio_names_what_its_python_needs(built_pyz: Path, tmp_path: Path) -> None:
+    """vx.pyz has no distribution to add an extra to: grpcio goes into its interpreter."""
+    ws = make_git_workspace(tmp_path / "ws", files(plugin=PLUGIN))
+    env = base_env({"PYTHONPATH": str(hiding_grpc(tmp_path)), "HOME": str(tmp_path / "h")})
+    proc = subprocess.run(
+        [sys.executable, str(built_pyz), "run", "build", "--all"],
+        cwd=ws,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        "plugin 'vx-reapi' needs grpcio, which is not installed — "
+        "python3 -m pip install grpcio, for the Python that runs vx.pyz\n"
     )
 
 

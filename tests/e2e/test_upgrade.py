@@ -7,7 +7,9 @@ The vx upgraded is a built vx.pyz in a temp bin dir (the zipapp kind, whose asse
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -95,6 +97,7 @@ def test_the_same_version_downloads_nothing(installed, server):
         ("no digest", "publishes no SHA-256 for vx.pyz"),
         ("no asset", "has no vx.pyz for this platform"),
         ("not json", "not a release document"),
+        ("deeply nested", "not a release document"),
     ],
 )
 def test_a_bad_download_replaces_nothing(installed, server, setup, words):
@@ -106,6 +109,8 @@ def test_a_bad_download_replaces_nothing(installed, server, setup, words):
         server.release("0.2.0", {"vx-plan9-mips": NEW})
     elif setup == "not json":
         server.routes["/latest/download/release.json"] = Route(b"<html>sign in to the wifi</html>")
+    elif setup == "deeply nested":
+        server.routes["/latest/download/release.json"] = Route(b"[" * 200_000 + b"]" * 200_000)
     else:
         server.release("0.2.0", {"vx.pyz": NEW})
         server.routes["/latest/download/vx.pyz"].cut = 10
@@ -117,7 +122,7 @@ def test_a_bad_download_replaces_nothing(installed, server, setup, words):
     assert "Traceback" not in proc.stderr
     assert digest(installed) == before
     assert leftovers(installed) == []
-    if setup in ("no digest", "no asset", "not json"):
+    if setup in ("no digest", "no asset", "not json", "deeply nested"):
         assert "/latest/download/vx.pyz" not in server.asked
 
 
@@ -261,3 +266,24 @@ def test_ctrl_c_during_the_probe_swaps_back_and_kills_the_probe(installed, serve
     assert digest(installed) == before
     assert leftovers(installed) == []
     assert gone(pid)
+
+
+def test_a_new_vx_leaving_a_daemon_on_its_stdout_is_not_waited_for(installed, server, tmp_path):
+    """The probe's output goes to a file: a process the new vx leaves behind in a session of
+    its own, holding what was its stdout, does not keep the upgrade waiting."""
+    marker = tmp_path / "daemon"
+    daemonizes = (
+        "#!/bin/sh\n"
+        f'setsid sh -c \'echo $$ >"{marker}.tmp" && mv "{marker}.tmp" "{marker}" && exec sleep 600\' &\n'
+        f'while [ ! -e "{marker}" ]; do sleep 0.01; done\n'  # the daemon has left our session
+        'echo "vx 0.2.0"\n'
+    ).encode()
+    server.release("0.2.0", {"vx.pyz": daemonizes})
+    try:
+        proc = upgrade(installed, server.url)
+    finally:
+        if marker.exists():
+            os.kill(int(marker.read_text()), signal.SIGKILL)
+    assert proc.returncode == 0, proc.stderr
+    assert installed.read_bytes() == daemonizes
+    assert marker.exists(), "the new vx was never probed"

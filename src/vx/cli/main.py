@@ -30,6 +30,9 @@ _NOT_WRITABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 _DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 _NO_FDS = frozenset({errno.EMFILE, errno.ENFILE})
 _META_FLAGS = ("--help", "--version")
+# What vx imports beyond the standard library. A pip install brings them; `python3 vx.py` and
+# vx.pyz run in whatever interpreter starts them, which may lack them.
+_RUNTIME_DEPS = ("xxhash", "zstandard", "watchdog")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -54,6 +57,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if refusal is None:
             return _defect(streams, e, json_wanted=json_wanted)
         return _refuse(streams, refusal, json_wanted=json_wanted)
+    except ModuleNotFoundError as e:
+        missing = _missing_dependency(e)
+        if missing is None:
+            return _defect(streams, e, json_wanted=json_wanted)
+        return _refuse(streams, UserError(ErrorCode.REFUSED, missing), json_wanted=json_wanted)
     except Exception as e:  # noqa: BLE001 - the boundary: every defect ends here, as a stack
         return _defect(streams, e, json_wanted=json_wanted)
     return code
@@ -169,6 +177,18 @@ def _defect(streams: Streams, error: BaseException, *, json_wanted: bool) -> int
         "please report it with the stack above"
     )
     return _refuse(streams, UserError(ErrorCode.INTERNAL, message), json_wanted=json_wanted)
+
+
+def _missing_dependency(error: ModuleNotFoundError) -> str | None:
+    """One line naming what to install when a runtime dependency is missing; None otherwise."""
+    name = (error.name or "").partition(".")[0]
+    if name not in _RUNTIME_DEPS:
+        return None
+    return (
+        f"vx needs {name}, which is not installed for {sys.executable} — install vx's "
+        f"dependencies there: {Path(sys.executable).name or 'python3'} -m pip install "
+        f"{' '.join(_RUNTIME_DEPS)} (or install vx itself: python3 -m pip install vx-runner)"
+    )
 
 
 def _os_refusal(error: OSError) -> UserError | None:

@@ -4,8 +4,10 @@ It reads `VX_REAPI_URL` (`grpc://host:port`, or `grpcs://` for TLS) and `VX_REAP
 (the instance name, empty by default); a `.py` workspace may call `plugin(url=…,
 instance=…)` instead. A `grpcs://` server's certificate is checked against `SSL_CERT_FILE`
 when it is set, as for an https cache, else the system's CA bundle (gRPC's own variable,
-`GRPC_DEFAULT_SSL_ROOTS_FILE_PATH`, still wins over the system's). It needs the `vx[reapi]`
-extra (grpcio): without it the plugin is refused when the workspace loads.
+`GRPC_DEFAULT_SSL_ROOTS_FILE_PATH`, still wins over the system's). It needs grpcio: the release
+binary (and so the npm package and the platform wheel, which carry it) has it built in, a pip
+install gets it with the `vx-runner[reapi]` extra. Without it the plugin is refused when the
+workspace loads, naming what installs it for the channel this vx came through.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ def plugin(*, url: str | None = None, instance: str | None = None) -> Plugin:
     except ImportError:
         raise UserError(
             ErrorCode.CONFIG,
-            f"plugin '{NAME}' needs grpcio, which is not installed — pip install 'vx[reapi]'",
+            f"plugin '{NAME}' needs grpcio, which is not installed — {_grpc_hint()}",
         ) from None
 
     def cache(ctx: CacheContext) -> RemoteCache:
@@ -65,9 +67,14 @@ def _root_certificates(env: Mapping[str, str]) -> bytes | None:
     if not path:
         if env.get("GRPC_DEFAULT_SSL_ROOTS_FILE_PATH"):
             return None
-        import ssl
+        from vx.util.tlsroots import ca_locations
 
-        path = ssl.get_default_verify_paths().cafile
+        found = ca_locations(env)
+        path = found.cafile if found is not None else None
+        if path is None:
+            import ssl
+
+            path = ssl.get_default_verify_paths().cafile
         if path is None:
             return None
         source = f"the system's CA bundle is {path}"
@@ -79,3 +86,18 @@ def _root_certificates(env: Mapping[str, str]) -> bytes | None:
             f"plugin '{NAME}': {source}, which cannot be read ({err.strerror})"
             " — point it at a PEM file of CA certificates",
         ) from None
+
+
+def _grpc_hint() -> str:
+    """What gives this vx grpcio: a binary cannot take a pip install, and vx.pyz runs in
+    whatever Python started it, which has no `vx-runner` distribution to add an extra to."""
+    if "__compiled__" in globals():
+        return (
+            "this vx binary was built without it; use a release binary (they carry it) or "
+            "rebuild with grpcio installed (python3 build/binary.py)"
+        )
+    import vx
+
+    if getattr(getattr(vx, "__loader__", None), "archive", None):
+        return "python3 -m pip install grpcio, for the Python that runs vx.pyz"
+    return "python3 -m pip install 'vx-runner[reapi]'"

@@ -433,6 +433,65 @@ def run_captured(
     return Captured(proc.returncode, out, err or b"")
 
 
+def run_probe(
+    argv: Sequence[str | Path], *, timeout_s: float, head: int = 1 << 16
+) -> Captured | None:
+    """Run a program that may leave something running (`vx upgrade`'s probe of a new binary)
+    to its end; None when it outlived `timeout_s`. OSError when it could not start.
+
+    It writes to files, not pipes: a pipe is read to its end, and a daemon it left in a session
+    of its own would hold that end for as long as it lives. So the wait is on the program
+    alone; its process group is killed before it is reaped, and the first `head` bytes of each
+    stream are kept. Ctrl-C and TERM are held off while it starts, so none arrives between the
+    fork and knowing its pid (the program inherits the mask; SIGKILL ends it regardless).
+    """
+    import tempfile
+
+    held = {signal.SIGINT, signal.SIGTERM}
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        try:
+            child = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
+            )
+        except OSError:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+            raise
+        try:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+            exited = _exited_within(child, timeout_s)
+        finally:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+        if not exited:
+            return None
+        out.seek(0)
+        err.seek(0)
+        return Captured(child.returncode, out.read(head), err.read(head))
+
+
+def _exited_within(child: subprocess.Popen[bytes], seconds: float) -> bool:
+    """Whether the child exits within `seconds`, left unreaped (WNOWAIT) so its pid, and with
+    it its group's id, cannot be reused before the group is killed."""
+    waitid = getattr(os, "waitid", None)
+    if waitid is None:  # macOS before Python 3.13: reaped here; its group is signalled after
+        try:
+            child.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    deadline = time.monotonic() + seconds
+    pause = 0.001
+    while waitid(os.P_PID, child.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, 0.05)
+    return True
+
+
 def _kill_session(proc: subprocess.Popen[bytes]) -> None:
     """SIGKILL the session's group and reap its leader (the group outlives a leader that exited)."""
     with contextlib.suppress(ProcessLookupError):

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from vx.errors import ErrorCode, UserError
 from vx.util.record import Record
+from vx.util.tlsroots import client_context
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -77,9 +78,11 @@ def download(url: str, into: IO[bytes], expected_size: int | None) -> Saved:
 
 def _open(url: str, what: str) -> http.client.HTTPResponse:
     request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})  # noqa: S310
+    # The system's CAs wherever it keeps them: the binary's OpenSSL may look elsewhere.
+    context = client_context() if urlsplit(url).scheme == "https" else None
     try:
         response: http.client.HTTPResponse = urllib.request.urlopen(  # noqa: S310
-            request, timeout=TIMEOUT_S
+            request, timeout=TIMEOUT_S, context=context
         )
     except urllib.error.HTTPError as e:
         raise _refusal(e, url, what) from None

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 RECEIPT_NAME = ".vx-receipt.json"
+# The distribution is `vx-runner` (`vx` on PyPI is another project's): its dist-info folder.
+DIST_INFO = "vx_runner-*.dist-info"
 RECEIPT_FIELDS = ("installer", "asset", "url", "version")
 
 
@@ -39,8 +41,8 @@ class Kind(StrEnum):
 # What upgrades an install `vx upgrade` leaves to another tool.
 UPGRADED_BY = {
     Kind.SOURCE: "git pull",
-    Kind.PIP: "python3 -m pip install --upgrade vx",
-    Kind.NPM: "npm install -g @vx-runner/vx@latest",
+    Kind.PIP: "python3 -m pip install --upgrade vx-runner",
+    Kind.NPM: "npm install -g vx-runner@latest",
 }
 
 
@@ -114,7 +116,7 @@ def folder_root(path: str) -> str | None:
 def pip_owned(path: str) -> bool:
     """The file is one a wheel installed: the platform wheel's binary inside the package
     (`<site-packages>/vx/_bin/vx`) or a script in a venv's or a prefix's bin/, listed in the
-    RECORD of a vx dist-info."""
+    RECORD of vx's dist-info (`vx_runner-<version>.dist-info`)."""
     import glob
 
     folder = os.path.dirname(path)  # noqa: PTH120
@@ -123,7 +125,8 @@ def pip_owned(path: str) -> bool:
     else:
         prefix = os.path.dirname(folder)  # noqa: PTH120
         sites = glob.glob(os.path.join(prefix, "lib", "python3*", "*-packages"))  # noqa: PTH118, PTH207
-    records = [r for s in sites for r in glob.glob(os.path.join(s, "vx-*.dist-info", "RECORD"))]  # noqa: PTH118, PTH207
+    pattern = os.path.join(DIST_INFO, "RECORD")  # noqa: PTH118
+    records = [r for s in sites for r in glob.glob(os.path.join(s, pattern))]  # noqa: PTH118, PTH207
     for record in records:
         site = os.path.dirname(os.path.dirname(record))  # noqa: PTH120
         try:

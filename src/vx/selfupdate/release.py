@@ -81,7 +81,8 @@ def read_release(base: str, tag: str | None, asset_name: str) -> Release:
     body = get(url, "the release")
     try:
         doc = json.loads(body.data)
-    except ValueError:
+    except (ValueError, RecursionError):
+        # RecursionError: nesting deeper than the parser's stack, which no release document has.
         doc = None
     where = host(url)
     if not isinstance(doc, dict) or not isinstance(doc.get("version"), str):

@@ -18,9 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vx.errors import ErrorCode, UserError
-from vx.run.process import (
-    run_captured,
-)  # loaded before the swap: a new vx.pyz has other zip offsets
+from vx.run.process import run_probe  # loaded before the swap: a new vx.pyz has other zip offsets
 from vx.selfupdate.fetch import download
 from vx.util.record import Record
 
@@ -108,11 +106,13 @@ def prove_started(path: Path, version: str) -> None:
 def probe(path: Path, version: str) -> str | None:
     """Run `path --version`; None when it answers `vx <version>`, else what went wrong.
 
-    The probe runs in a session of its own, so a binary that hangs is killed with whatever
-    it started: nothing outlives the upgrade, and nothing holds the pipes open after it.
+    The probe writes to files, not pipes: a pipe is read to its end, and anything the new vx
+    leaves running (a daemon in a session of its own, say) would hold that end off for as
+    long as it lives. So the wait is on the probe alone, bounded by PROBE_TIMEOUT_S, and its
+    process group is killed before it is reaped: nothing it started in that group outlives it.
     """
     try:
-        done = run_captured([path, "--version"], timeout_s=PROBE_TIMEOUT_S, keep_stderr=True)
+        done = run_probe([path, "--version"], timeout_s=PROBE_TIMEOUT_S)
     except OSError as e:
         return f"{errno.errorcode.get(e.errno or 0, 'OSError')}: {e.strerror}"
     if done is None:

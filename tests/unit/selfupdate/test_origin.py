@@ -57,7 +57,7 @@ def test_a_zipapp_is_its_archive(tmp_path):
     ("executable", "env", "kind"),
     [
         ("/home/u/.vx/bin/vx", {}, Kind.BINARY),
-        ("/usr/lib/node_modules/@vx-runner/vx-linux-x64/bin/vx", {}, Kind.NPM),
+        ("/usr/lib/node_modules/vx-runner-linux-x64/bin/vx", {}, Kind.NPM),
         ("/opt/vx/vx", {"VX_INSTALLED_BY": "npm"}, Kind.NPM),
     ],
 )
@@ -118,7 +118,7 @@ def test_the_platform_wheels_folder_in_the_package_is_pips(tmp_path):
     exe = site / "vx" / "_bin" / "vx"
     exe.parent.mkdir(parents=True)
     exe.write_text("")
-    record = site / "vx-0.1.0.dist-info" / "RECORD"
+    record = site / "vx_runner-0.1.0.dist-info" / "RECORD"
     record.parent.mkdir()
     record.write_text("vx/_bin/vx,sha256=x,0\n")
     assert pip_owned(str(exe))

@@ -22,7 +22,7 @@ def prefix_with(tmp_path, installs):
         binary.parent.mkdir(parents=True)
         binary.write_text(f'#!/bin/sh\necho "{python} $*"\n')
         binary.chmod(0o755)
-        record = site / "vx-0.2.0.dist-info" / "RECORD"
+        record = site / "vx_runner-0.2.0.dist-info" / "RECORD"
         record.parent.mkdir()
         record.write_text("../../../bin/vx,,\n")
         os.utime(record, (mtime, mtime))

@@ -9,17 +9,50 @@ const { spawn } = require("child_process");
 const path = require("path");
 const fs = require("fs");
 
-const SCOPE = "@vx-runner";
+const NAME = "vx-runner";
+
+// The running glibc's version ("2.36"), or "" off Linux and on musl.
+function glibcVersion() {
+  if (process.platform !== "linux") return "";
+  const report = process.report && process.report.getReport ? process.report.getReport() : null;
+  return (report && report.header && report.header.glibcVersionRuntime) || "";
+}
 
 function libc() {
   if (process.platform !== "linux") return "";
-  const report = process.report && process.report.getReport ? process.report.getReport() : null;
-  const glibc = report && report.header && report.header.glibcVersionRuntime;
-  return glibc ? "" : "-musl";
+  return glibcVersion() ? "" : "-musl";
+}
+
+function older(have, need) {
+  const a = have.split(".").map(Number);
+  const b = need.split(".").map(Number);
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    if ((a[i] || 0) !== (b[i] || 0)) return (a[i] || 0) < (b[i] || 0);
+  }
+  return false;
+}
+
+// npm's `libc` field cannot tell an old glibc from a new one: the platform package records
+// the glibc its binary was built for, and an older one would fail to load it with a linker
+// error naming a symbol, so it is refused here, saying what runs instead.
+function checkGlibc(name) {
+  const have = glibcVersion();
+  let need = "";
+  try {
+    need = (require(`${name}/package.json`).vx || {}).glibc || "";
+  } catch (err) {
+    return;
+  }
+  if (have && need && older(have, need)) {
+    fail(
+      `the vx binary in ${name} needs glibc ${need} or newer, and this system has ${have} — ` +
+        `install vx with pip instead: python3 -m pip install vx-runner (Python 3.11 or newer)`,
+    );
+  }
 }
 
 function platformPackage() {
-  return `${SCOPE}/vx-${process.platform}-${process.arch}${libc()}`;
+  return `${NAME}-${process.platform}-${process.arch}${libc()}`;
 }
 
 function findBinary() {
@@ -31,16 +64,18 @@ function findBinary() {
     return override;
   }
   const name = platformPackage();
+  let binary = "";
   try {
-    return require.resolve(`${name}/bin/vx`);
+    binary = require.resolve(`${name}/bin/vx`);
   } catch (err) {
     fail(
       `no vx binary for ${process.platform}-${process.arch}: the package ${name} is not installed ` +
-        `(optional dependencies skipped?) — reinstall with them: npm install -g ${SCOPE}/vx ` +
+        `(optional dependencies skipped?) — reinstall with them: npm install -g ${NAME} ` +
         `(without --omit=optional), or set VX_BINARY_PATH to a vx binary`,
     );
   }
-  return "";
+  checkGlibc(name);
+  return binary;
 }
 
 function fail(message) {

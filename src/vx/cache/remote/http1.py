@@ -186,10 +186,11 @@ class Connection:
             if tunnel is not None and self._https:
                 self._connect(sock, tunnel, deadline)
             if self._https:
-                import ssl
+                from vx.util.tlsroots import client_context
 
                 sock.settimeout(_left(deadline))
-                context = ssl.create_default_context()
+                # The system's CAs wherever it keeps them: the binary's OpenSSL may look elsewhere.
+                context = client_context()
                 sock = context.wrap_socket(sock, server_hostname=self._host)
         except BaseException:
             sock.close()

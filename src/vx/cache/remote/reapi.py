@@ -5,7 +5,7 @@ CAS (its SHA-256 is its name) and one ActionResult under a synthetic action dige
 the vx key, whose single output file points at the blob. Blobs move over ByteStream in 1 MiB
 chunks, so no batch size limit applies; a fetched blob is checked against the digest the
 ActionResult names before anyone reads it. The messages are encoded by `protowire`: the only
-dependency is `grpcio`, the `vx[reapi]` extra.
+dependency is `grpcio`, the `vx-runner[reapi]` extra.
 """
 
 from __future__ import annotations
