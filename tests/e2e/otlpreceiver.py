@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 trace_service = pytest.importorskip(
     "opentelemetry.proto.collector.trace.v1.trace_service_pb2",
-    reason="opentelemetry-proto is not installed (pip install 'vx[otel]')",
+    reason="opentelemetry-proto is not installed (pip install 'vx-runner[otel]')",
 )
 
 

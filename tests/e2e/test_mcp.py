@@ -13,7 +13,9 @@ from tests.conftest import base_env, make_git_workspace, run_vx, vx_argv
 if TYPE_CHECKING:
     from pathlib import Path
 
-mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install 'vx[mcp]')")
+mcp = pytest.importorskip(
+    "mcp", reason="the mcp extra is not installed (pip install 'vx-runner[mcp]')"
+)
 anyio = pytest.importorskip("anyio")
 
 SECRET = "s3cr3t-Value-9f2b"  # noqa: S105  a value no answer may carry
@@ -146,5 +148,5 @@ def test_without_the_sdk_vx_mcp_says_what_to_install(tmp_path: Path) -> None:
     result = run_vx(["mcp"], ws, env=env, home=tmp_path / "home", input_text="")
     assert (result.code, result.out) == (1, ""), result
     assert result.err == (
-        "vx mcp needs the MCP Python SDK (2.x), which is not installed — pip install 'vx[mcp]'\n"
+        "vx mcp needs the MCP Python SDK (2.x), which is not installed — pip install 'vx-runner[mcp]'\n"
     )

@@ -177,5 +177,5 @@ def test_without_the_extra_an_endpoint_is_ignored_and_the_plugin_refused(tmp_pat
     assert refused.code == 1, refused
     assert refused.err == (
         "plugin 'vx-otel' needs opentelemetry-sdk and its OTLP/HTTP exporter, which are not"
-        " installed — pip install 'vx[otel]'\n"
+        " installed — pip install 'vx-runner[otel]'\n"
     )

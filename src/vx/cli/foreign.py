@@ -153,7 +153,7 @@ ROWS: tuple[Row, ...] = (
     Row(T, ("--root-turbo-json",), "--root-turbo-json <v>", R,
         "vx reads no turbo.json: declare tasks in each package's vx.config", Arg.VALUE),
     Row(T, ("--experimental-otel-",), "--experimental-otel-*", R,
-        "vx traces a run when OTEL_EXPORTER_OTLP_ENDPOINT is set (vx[otel])" + _DROP,
+        "vx traces a run when OTEL_EXPORTER_OTLP_ENDPOINT is set (vx-runner[otel])" + _DROP,
         Arg.OPTIONAL),
     Row(N, ("--parallel",), "--parallel <n>", A, "--concurrency <n> (--parallel=false is 1)",
         Arg.NUMBER, when=_number_or_false, becomes=_nx_parallel),

@@ -1,4 +1,4 @@
-"""OpenTelemetry traces of a run (`vx[otel]`): events in, spans out over OTLP/HTTP.
+"""OpenTelemetry traces of a run (`vx-runner[otel]`): events in, spans out over OTLP/HTTP.
 
 `switch` says whether tracing is on and imports nothing; `tracer` and `export` load the SDK,
 so only a traced run pays for it.

@@ -22,7 +22,7 @@ def traces_endpoint(env: Mapping[str, str]) -> str | None:
 
 
 def installed() -> bool:
-    """The SDK and its OTLP/HTTP exporter can be imported (`pip install 'vx[otel]'`)."""
+    """The SDK and its OTLP/HTTP exporter can be imported (`pip install 'vx-runner[otel]'`)."""
     try:
         return (
             importlib.util.find_spec("opentelemetry.sdk") is not None

@@ -1,6 +1,6 @@
 """The built-in tracing plugin, `"vx.plugins.otel:plugin"`: each run as OpenTelemetry spans.
 
-vx loads it by itself when `vx[otel]` is installed and `OTEL_EXPORTER_OTLP_ENDPOINT` (or
+vx loads it by itself when `vx-runner[otel]` is installed and `OTEL_EXPORTER_OTLP_ENDPOINT` (or
 `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set; declaring it in `vx.workspace.*` turns it on
 without the variable, sending to the SDK's default endpoint (`http://localhost:4318`).
 """
@@ -32,7 +32,7 @@ def plugin(*, env: Mapping[str, str] | None = None, err: TextIO | None = None) -
         raise UserError(
             ErrorCode.CONFIG,
             f"plugin '{NAME}' needs opentelemetry-sdk and its OTLP/HTTP exporter, which are not"
-            " installed — pip install 'vx[otel]'",
+            " installed — pip install 'vx-runner[otel]'",
         )
     from vx.otel.export import BOUND_S, Shipper, otlp_exporter, resource_for
     from vx.otel.tracer import RunTracer

@@ -607,7 +607,7 @@ def run(options: RunOptions, sink: Sink | None = None) -> RunOutcome:
 def _env_tracing(
     options: RunOptions,
 ) -> tuple[tuple[tuple[str, Sink], ...], tuple[tuple[str, Handed], ...]]:
-    """The tracing plugin's hooks when the environment turns tracing on (`vx[otel]` installed
+    """The tracing plugin's hooks when the environment turns tracing on (`vx-runner[otel]` installed
     and an OTLP endpoint set); made before the warm path, so a replay is traced too."""
     from vx.otel.switch import wanted
 

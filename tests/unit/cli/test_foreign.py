@@ -43,7 +43,7 @@ EXPECT: dict[str, tuple[list[str], list[str] | str]] = {
     "--no-update-notifier": (["--no-update-notifier"], "vx prints no update notice: drop it"),
     "--skip-infer": (["--skip-infer"], "vx runs the binary it is: drop it"),
     "--root-turbo-json <v>": (["--root-turbo-json", "t.json"], "vx reads no turbo.json"),
-    "--experimental-otel-*": (["--experimental-otel-endpoint=x"], "vx traces a run when OTEL_EXPORTER_OTLP_ENDPOINT is set (vx[otel]): drop it"),
+    "--experimental-otel-*": (["--experimental-otel-endpoint=x"], "vx traces a run when OTEL_EXPORTER_OTLP_ENDPOINT is set (vx-runner[otel]): drop it"),
     "--parallel <n>": (["--parallel", "3"], ["--concurrency=3"]),
     "--parallel": (["--parallel"], "vx always honours dependsOn; --concurrency <n> sets how many run at once"),
     "--scope <v>": (["--scope", "web"], "use --filter <pkg>"),
