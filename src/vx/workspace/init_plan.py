@@ -202,9 +202,13 @@ def draft_scripts(scan: RepoScan) -> tuple[Drafts, list[str]]:
         package = PackageInfo(".", _name(manifest), manifest)
         drafts["."] = (package, draft_package(script_table(manifest), host, manifest))
     else:
-        carried = frozenset(t.name for _, d in drafts.values() for t in d.tasks)
-        root_draft, left_out = draft_root(manifest, host, member_dirs, carried)
-        notes.extend(root_notes(left_out, host))
+        carried: dict[str, tuple[str, ...]] = {}
+        for package, draft in drafts.values():
+            for task in draft.tasks:
+                owner = () if package.name is None else (f"{package.name}#{task.name}",)
+                carried[task.name] = (*carried.get(task.name, ()), *owner)
+        root_draft, left_out, beside = draft_root(manifest, host, member_dirs, carried)
+        notes.extend(root_notes(left_out, host, beside))
         if root_draft.tasks:
             drafts["."] = (PackageInfo(".", _name(manifest), manifest), root_draft)
     notes.extend(_package_notes(drafts, host))
