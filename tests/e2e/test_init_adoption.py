@@ -109,3 +109,14 @@ def test_a_package_with_scripts_and_no_config_is_pointed_at_vx_init(
         " build but no vx.config — run `vx init` to write a vx.config per package from its"
         " package.json scripts.\n"
     )
+
+
+def test_vx_show_of_a_package_with_scripts_and_no_config_points_at_vx_init(
+    workspace: Callable[..., Path], vx: Callable[..., VxResult]
+) -> None:
+    root = workspace(ROOT_BUILD_REPO)
+    out = vx(["show", "b"], root).assert_ok().out
+    assert out.startswith(
+        "b — packages/b\nno vx config, and no tasks\npackage.json scripts: build — run `vx init`"
+        " to write a vx.config per package from its package.json scripts\n"
+    )
