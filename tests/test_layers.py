@@ -25,7 +25,7 @@ LAYER = {
     "vx.selection": 4,
     "vx.adopt": 4,
     "vx.prune": 4,
-    "vx.audit": 4,  # a trace held against the config: workspace model in, findings out
+    "vx.audit": 5,  # a trace held against the config: findings out, and the patch init would write
     "vx.graph": 5,
     "vx.otel": 5,  # events in, spans out: it reads nothing of a run but its events
     "vx.cache": 5,

@@ -545,7 +545,7 @@ def test_a_run_with_no_config_names_vx_init(
     result = vx(["run", "build", "--all"], root).assert_code(1)
     assert result.err == (
         "vx run: no projects declare task(s): build. No package declares a vx.config"
-        " — run `vx init` to write one per package from its package.json scripts.\n"
+        " — run `vx init` to write a vx.config per package from its package.json scripts.\n"
     )
 
 

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Self
 
@@ -29,27 +30,60 @@ class WatchProc:
         *,
         home: Path,
         env: Mapping[str, str] | None = None,
+        out_file: Path | None = None,
     ) -> None:
+        """`out_file`: stdout goes to that file (`vx watch … > watch.log`), read as it grows."""
         # faulthandler: a watch that fails to stop is aborted, and says where it was stuck
         full = base_env({"HOME": str(home), "PYTHONFAULTHANDLER": "1", **(env or {})})
         self.args = tuple(args)
+        sink = out_file.open("w") if out_file is not None else None
         self.proc = subprocess.Popen(
             [sys.executable, str(VX), "watch", *args],
             cwd=cwd,
             env=full,
-            stdout=subprocess.PIPE,
+            stdout=sink if sink is not None else subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
+        if sink is not None:
+            sink.close()
         self._cond = threading.Condition()
         self.out: list[str] = []
         self.err: list[str] = []
         self._readers = [
-            threading.Thread(target=self._read, args=(stream, lines), daemon=True)
-            for stream, lines in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))
+            threading.Thread(target=self._read, args=(self.proc.stderr, self.err), daemon=True)
         ]
+        if out_file is None:
+            self._readers.append(
+                threading.Thread(target=self._read, args=(self.proc.stdout, self.out), daemon=True)
+            )
+        else:
+            self._readers.append(
+                threading.Thread(target=self._tail, args=(out_file, self.out), daemon=True)
+            )
         for reader in self._readers:
             reader.start()
+
+    def _tail(self, path: Path, lines: list[str]) -> None:
+        """Follow a file the process writes, line by line, until it has exited and all is read."""
+        with path.open() as stream:
+            pending = ""
+            while True:
+                chunk = stream.read()
+                if chunk:
+                    pending += chunk
+                    *done, pending = pending.split("\n")
+                    with self._cond:
+                        lines.extend(done)
+                        self._cond.notify_all()
+                elif self.proc.poll() is not None:
+                    pending += stream.read()  # what it wrote between the last read and exit
+                    break
+                else:
+                    time.sleep(0.02)  # a poll interval for new bytes, not a wait on an outcome
+        with self._cond:
+            lines.extend(line for line in pending.split("\n") if line)
+            self._cond.notify_all()
 
     def _read(self, stream: object, lines: list[str]) -> None:
         for line in stream:  # type: ignore[attr-defined]

@@ -26,7 +26,6 @@ from vx.adopt.init_tasks import (
     script_table,
 )
 from vx.adopt.init_uv import uv_tasks
-from vx.adopt.script_host import ScriptHost, detect_host
 from vx.errors import ConfigError, ErrorCode, UserError
 from vx.util.fuzzy import listing
 from vx.util.record import Record
@@ -34,6 +33,7 @@ from vx.workspace.config_load import PROJECT_STEM, SUFFIXES, WORKSPACE_STEM
 from vx.workspace.discover import find_root
 from vx.workspace.manifests import PACKAGE_JSON, load_json_object
 from vx.workspace.model import Manager
+from vx.workspace.script_host import ScriptHost, detect_host
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -217,9 +217,13 @@ def draft_scripts(scan: RepoScan) -> tuple[Drafts, list[str]]:
         package = PackageInfo(".", _name(manifest), manifest)
         drafts["."] = (package, draft_package(script_table(manifest), host, manifest))
     else:
-        carried = frozenset(t.name for _, d in drafts.values() for t in d.tasks)
-        root_draft, left_out = draft_root(manifest, host, member_dirs, carried)
-        notes.extend(root_notes(left_out, host))
+        carried: dict[str, tuple[str, ...]] = {}
+        for package, draft in drafts.values():
+            for task in draft.tasks:
+                owner = () if package.name is None else (f"{package.name}#{task.name}",)
+                carried[task.name] = (*carried.get(task.name, ()), *owner)
+        root_draft, left_out, beside = draft_root(manifest, host, member_dirs, carried)
+        notes.extend(root_notes(left_out, host, beside))
         if root_draft.tasks:
             drafts["."] = (PackageInfo(".", _name(manifest), manifest), root_draft)
     notes.extend(_package_notes(drafts, host))

@@ -37,6 +37,18 @@ def runner_config(root: Path) -> str | None:
     return None
 
 
+def adoption_advice(root: Path) -> str:
+    """What a repo with no vx config runs to adopt vx: `vx init`, and beside turbo.json or
+    nx.json `vx init --keep` too, which keeps that file the truth."""
+    kind = runner_config(root)
+    if kind is None:
+        return "run `vx init` to write a vx.config per package from its package.json scripts"
+    return (
+        f"run `vx init --keep` to read {_file(kind)} live on every run, or `vx init` to write"
+        " vx.config files from it"
+    )
+
+
 def _file(kind: str) -> str:
     return "turbo.json" if kind == TURBO else "nx.json"
 

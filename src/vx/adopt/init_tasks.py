@@ -18,7 +18,7 @@ from vx.util.record import Record
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from vx.adopt.script_host import ScriptHost
+    from vx.workspace.script_host import ScriptHost
 
 BUILD = "build"
 # npm runs these around install, pack, publish and version: they are never tasks, and a

@@ -48,6 +48,8 @@ YARN_BUILTIN_RUN = "run"
 NPM_SHORTCUTS = frozenset({"test", "t", "start", "stop", "restart"})
 SERVER_VERBS = frozenset({"dev", "serve", "start", "preview"})
 SERVERS = frozenset({"serve", "http-server", "live-server", "nodemon", "browser-sync"})
+# Flags that make a server-shaped command (`karma start`) run once and exit.
+ONE_SHOT = frozenset({"--single-run", "--singleRun", "--no-watch"})
 WATCH_W_TOOLS = frozenset({"tsc", "rollup", "tsup", "babel", "esbuild", "vitest", "jest"})
 RUNNERS = frozenset({"run-s", "run-p", "npm-run-all", "npm-run-all2"})
 # Programs whose arguments name scripts, commands or URLs to run or wait for, not a verb of
@@ -217,6 +219,8 @@ def watches_or_serves(words: Segment) -> bool:
         return False
     if name in SERVERS:
         return True
+    if any(a in ONE_SHOT for a in args):
+        return False
     if any(a in ("--watch", "--watchAll") or a.startswith("--watch=") for a in args):
         return True
     if name in WATCH_W_TOOLS and "-w" in args:

@@ -78,7 +78,8 @@ def execute(settings: McpSettings, streams: Streams) -> int:
     if not _sdk_installed():
         raise UserError(
             ErrorCode.USAGE,
-            "vx mcp needs the MCP Python SDK (2.x), which is not installed — pip install 'vx-runner[mcp]'",
+            "vx mcp needs the MCP Python SDK (2.x), which is not installed"
+            " — pip install 'vx-runner[mcp]'",
         )
     from vx.mcp.server import serve
 

@@ -26,11 +26,12 @@ def pick_task(ws: Workspace, cwd: Path, *, json_wanted: bool, stdin: TextIO, pro
         for name, task in sorted(p.tasks.items())
     ]
     if not choices:
+        from vx.adopt.init_runner import adoption_advice
+
         raise UserError(
             ErrorCode.USAGE,
-            "vx run: this workspace declares no task — run `vx init` to write a vx.config per"
-            " package from its package.json scripts, or declare one under `tasks` in a"
-            " vx.config.json/.toml/.py (see docs/config.md)",
+            f"vx run: this workspace declares no task — {adoption_advice(ws.root)}, or declare"
+            " one under `tasks` in a vx.config.json/.toml/.py (see docs/config.md)",
         )
     names = sorted(here.tasks) if here is not None and here.tasks else [c for c, _ in choices]
     shown = listing(names, most=LISTED)

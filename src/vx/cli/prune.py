@@ -22,6 +22,7 @@ COMMAND = Command(
         Flag("--out-dir", "where to write the pruned workspace (default: out)", Takes.VALUE, "DIR"),
         Flag("--docker", "split it into json/ (what the install reads) and full/ (everything)"),
         Flag("--production", "leave out what only a dev dependency (uv: a group) reaches"),
+        Flag("--untracked", "copy untracked files git does not ignore too (left out and listed)"),
     ),
     words="project",
     most_words=None,
@@ -39,6 +40,10 @@ COMMAND = Command(
                 ("", "(--no-install-local when the lock installs a local path package, which"),
                 ("", "is copied too); --production also drops dependency groups from the kept"),
                 ("", "pyproject.toml"),
+                ("", "the root's turbo.json / nx.json and the root files a kept task reads"),
+                ("", "(workspaceFiles, turbo's globalDependencies)"),
+                ("", "an untracked file git does not ignore (.env.production, an .npmrc with a"),
+                ("", "token) is left out and named, unless --untracked"),
                 ("", "an earlier prune's output is replaced; any other existing directory is"),
                 ("", "refused"),
             ),
@@ -62,6 +67,7 @@ class PruneSettings(Record):
     out_dir: Path
     docker: bool
     production: bool
+    untracked: bool
     cwd: Path
     env: Mapping[str, str]
 
@@ -80,6 +86,7 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> PruneSetting
         out_dir=Path(cwd.absolute() / (out or DEFAULT_OUT)),
         docker=args.switch("docker"),
         production=args.switch("production"),
+        untracked=args.switch("untracked"),
         cwd=cwd,
         env=env,
     )
@@ -97,11 +104,24 @@ def execute(settings: PruneSettings, streams: Streams) -> int:
         out_dir=settings.out_dir,
         docker=settings.docker,
         production=settings.production,
+        untracked=settings.untracked,
         env=settings.env,
     )
     locks = ", ".join(found.lockfiles) or "no lockfile"
     for note in found.notes:
         streams.err.write(f"vx prune: note: {note}\n")
+    if found.untracked:
+        from vx.util.fuzzy import listing
+
+        count = len(found.untracked)
+        files = f"{count} untracked file{'s' * (count != 1)} git does not ignore"
+        shown = listing(found.untracked, most=10)
+        streams.err.write(
+            f"vx prune: note: copied {files}: {shown}\n"
+            if settings.untracked
+            else f"vx prune: note: left out {files}: {shown} — commit them, or pass --untracked"
+            " to copy them\n"
+        )
     streams.err.write(
         f"vx prune: {len(found.projects)} project{'s' * (len(found.projects) != 1)}"
         f" ({', '.join(found.projects)}), {found.files} files, {locks} pruned → {found.out_dir}\n"

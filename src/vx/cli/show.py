@@ -133,7 +133,7 @@ def execute(settings: ShowSettings, streams: Streams) -> int:
             "config": _config(one),
             "env": _env_doc(ws, one),
         }
-        text = _project_text(one) + _env_text(ws, one)
+        text = _project_text(one, ws.root) + _env_text(ws, one)
     else:
         target = settings.target
         declared = any(t.name == target for s in full.values() for t in s.tasks)
@@ -362,7 +362,7 @@ def _header(p: Project) -> str:
     return f"{p.name} — {p.rel_dir}\n"
 
 
-def _project_text(s: Shown) -> str:
+def _project_text(s: Shown, root: Path) -> str:
     p = s.project
     head = _header(p)
     if p.tags:
@@ -373,11 +373,23 @@ def _project_text(s: Shown) -> str:
             if s.has_default
             else "no vx config, and no tasks\n"
         )
+        head += _adoption(p, root)
     elif p.config.live:
         head += f"no vx config: its tasks are read live from {p.config.path}\n"
     elif not s.tasks:
         head += "no tasks\n"
     return head + "".join("\n" + _task_text(t) for t in s.tasks)
+
+
+def _adoption(p: Project, root: Path) -> str:
+    """A config-less package with package.json scripts: the way to make tasks of them."""
+    from vx.adopt.init_runner import adoption_advice
+    from vx.foreign.driver import read_scripts
+
+    scripts = read_scripts(p.dir, ".") if (p.dir / "package.json").is_file() else {}
+    if not scripts:
+        return ""
+    return f"package.json scripts: {listing(list(scripts))} — {adoption_advice(root)}\n"
 
 
 def _task_env(t: TaskDef) -> tuple[str, ...]:

@@ -124,7 +124,7 @@ VERBS: tuple[Verb, ...] = (
     Verb(
         "prune",
         "vx.cli.prune",
-        ("vx prune <project...> [--out-dir <dir>] [--docker] [--production]",),
+        ("vx prune <project...> [--out-dir <dir>] [--docker] [--production] [--untracked]",),
         "copy some projects and what they depend on, with pruned lockfiles, for a Docker build",
     ),
     Verb(

@@ -165,5 +165,45 @@ def execute(settings: WatchSettings, streams: Streams) -> int:
         WatchHooks(say=say, notice=notice, output=output),
         env=settings.run.env,
         poll=settings.poll,
+        own_files=stream_files(streams),
     )
     return loop.run()
+
+
+def stream_files(streams: Streams) -> tuple[str, ...]:
+    """The regular files vx's stdout and stderr go to (`vx watch build > watch.log`).
+
+    Each cycle appends to them; heard as edits, they would start the next cycle, forever.
+    """
+    import os
+    import stat
+
+    found: list[str] = []
+    for stream in (streams.out, streams.err):
+        try:
+            fd = stream.fileno()
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue
+            path = _fd_path(fd)
+        except (OSError, ValueError):
+            continue
+        if path is not None and path not in found:
+            found.append(path)
+    return tuple(found)
+
+
+def _fd_path(fd: int) -> str | None:
+    """Where an open file lives: /proc on Linux, F_GETPATH on macOS; None elsewhere."""
+    import os
+    import sys
+    from pathlib import Path
+
+    if sys.platform == "darwin":
+        import fcntl
+
+        raw = fcntl.fcntl(fd, fcntl.F_GETPATH, bytes(1024))
+        return str(Path(os.fsdecode(raw.split(b"\0", 1)[0])).resolve())
+    proc = Path(f"/proc/self/fd/{fd}")
+    if not proc.exists():
+        return None
+    return str(proc.resolve())

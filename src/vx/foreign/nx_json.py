@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from vx.errors import ConfigError
 from vx.foreign.driver import LiveRead, LiveTasks, Warnings, read_jsonc
 from vx.foreign.nx_inputs import NxInputs
-from vx.foreign.tasks import script_command
+from vx.foreign.tasks import script_command, script_host
 from vx.util.globs import has_magic
 from vx.workspace.manifests import load_json_object
 
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from vx.foreign.driver import LiveProject
     from vx.workspace.model import Manager
+    from vx.workspace.script_host import ScriptHost
 
 NX_JSON = "nx.json"
 PROJECT_JSON = "project.json"
@@ -160,6 +161,7 @@ def read_nx(root: Path, projects: Sequence[LiveProject], manager: Manager) -> Li
     read = [_Project(root, p, nx, warnings) for p in projects if not _root_unclaimed(root, p)]
     names = {p.nx_name: p.live.name for p in read} | {p.live.name: p.live.name for p in read}
     out: dict[str, LiveTasks] = {}
+    host = script_host(root, manager)
     for project in read:
         tasks: dict[str, Any] = {}
         for name, target in project.targets.items():
@@ -167,7 +169,7 @@ def read_nx(root: Path, projects: Sequence[LiveProject], manager: Manager) -> Li
             if executor is None and "command" in target:
                 executor = RUN_COMMANDS
             merged = _merge(nx.defaults_for(name, executor), target)
-            task = _Target(root, project, name, merged, nx, names, manager, warnings).task()
+            task = _Target(root, project, name, merged, nx, names, host, warnings).task()
             if task is not None:
                 tasks[name] = task
         raw: dict[str, Any] = {"tasks": tasks}
@@ -189,11 +191,11 @@ class _Target:
         target: dict[str, Any],
         nx: _Nx,
         names: Mapping[str, str],
-        manager: Manager,
+        host: ScriptHost,
         warnings: Warnings,
     ) -> None:
         self.root, self.project, self.name, self.target = root, project, name, target
-        self.nx, self.names, self.manager, self.warnings = nx, names, manager, warnings
+        self.nx, self.names, self.host, self.warnings = nx, names, host, warnings
         self.where = f"{project.nx_name}:{name}"
         self.rel = project.live.rel_dir
         self.options: dict[str, Any] = target.get("options", {}) or {}
@@ -267,7 +269,7 @@ class _Target:
             if script not in self.project.live.scripts:
                 self.warn(f'script "{script}"', "the package.json has no such script")
                 return None
-            return script_command(script, self.project.live.scripts, self.manager, self.root)
+            return script_command(script, self.project.live.scripts, self.host)
         if executor != RUN_COMMANDS:
             self.warn(
                 f'executor "{executor}"',

@@ -4,20 +4,32 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from vx.workspace.model import Manager
+from vx.workspace.manifests import load_json_object
+from vx.workspace.script_host import ScriptHost, detect_host
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
     from vx.foreign.driver import Warnings
+    from vx.workspace.model import Manager
 
 BUILD = "build"  # a project with a config but no `build` gets vx's default one (graph.build)
 ROOT = "//"
-_RUNNERS = {Manager.NPM: "npm", Manager.PNPM: "pnpm", Manager.YARN: "yarn", Manager.BUN: "bun"}
 
 
-def script_command(name: str, scripts: Mapping[str, str], manager: Manager, root: Path) -> str:
+def script_host(root: Path, manager: Manager) -> ScriptHost:
+    """The manager that runs the scripts, decided as `vx init` decides it.
+
+    `packageManager` first, then the workspace's lockfile: a `.yarnrc.yml` left behind in a
+    pnpm workspace must not turn every script into `yarn run`.
+    """
+    path = root / "package.json"
+    manifest = load_json_object(path, "package.json") if path.is_file() else {}
+    return detect_host(root, manager, manifest)
+
+
+def script_command(name: str, scripts: Mapping[str, str], host: ScriptHost) -> str:
     """What runs the package.json script `name`: its body, as Turbo and Nx would run it.
 
     Inlined it saves a package-manager process per task. Where only the manager gives the
@@ -25,12 +37,11 @@ def script_command(name: str, scripts: Mapping[str, str], manager: Manager, root
     own shell and Plug'n'Play bins — the script runs through `<manager> run <name>` instead.
     """
     body = scripts[name]
-    runner = _RUNNERS.get(manager, "npm")
-    if (root / ".yarnrc.yml").is_file():
+    if host.berry:
         return f"yarn run {name}"
     hooked = f"pre{name}" in scripts or f"post{name}" in scripts
     if hooked or "npm_" in body:
-        return f"{runner} run {name}"
+        return f"{host.name} run {name}"
     return body
 
 

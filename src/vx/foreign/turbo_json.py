@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from vx.errors import ConfigError
 from vx.foreign.driver import LiveRead, LiveTasks, Warnings, read_jsonc
-from vx.foreign.tasks import ROOT, script_command
+from vx.foreign.tasks import ROOT, script_command, script_host
 from vx.workspace.model import Manager
 
 if TYPE_CHECKING:
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from vx.foreign.driver import LiveProject
+    from vx.workspace.script_host import ScriptHost
 
 TURBO_FILES = ("turbo.json", "turbo.jsonc")
 DEFAULT = "$TURBO_DEFAULT$"
@@ -139,6 +140,7 @@ def read_turbo(root: Path, projects: Sequence[LiveProject], manager: Manager) ->
     top = _Root(root, warnings)
     out: dict[str, LiveTasks] = {}
     single = manager is Manager.SINGLE  # the root is the one package
+    host = script_host(root, manager)
     for project in projects:
         defs: dict[str, tuple[dict[str, Any], str]] = {}
         files = [top.shown]
@@ -173,7 +175,7 @@ def read_turbo(root: Path, projects: Sequence[LiveProject], manager: Manager) ->
                 defs[name] = (_merge(base, value), f"{shown} tasks.{name}")
         tasks: dict[str, Any] = {}
         for name, (definition, where) in defs.items():
-            task = _task(name, definition, where, project, top, manager, root, warnings)
+            task = _task(name, definition, where, project, top, host, warnings)
             if task is not None:
                 tasks[name] = task
         out[project.name] = LiveTasks({"tasks": tasks}, shown, tuple(files))
@@ -203,8 +205,7 @@ def _task(
     where: str,
     project: LiveProject,
     top: _Root,
-    manager: Manager,
-    root: Path,
+    host: ScriptHost,
     warnings: Warnings,
 ) -> dict[str, Any] | None:
     """One task's vx config, or None for a no-op with nothing to order."""
@@ -223,7 +224,7 @@ def _task(
         task["dependsOn"] = depends
     persistent = definition.get("persistent") is True
     interactive = definition.get("interactive") is True
-    exec_spec: dict[str, Any] = {"command": script_command(name, project.scripts, manager, root)}
+    exec_spec: dict[str, Any] = {"command": script_command(name, project.scripts, host)}
     pass_through = _env_names(
         [
             *top.global_pass,

@@ -132,7 +132,7 @@ def resolve_requests(
         else:
             missing.append(word)
     if missing:
-        hints = _Hints(index, declarers, scope_kind, several=len(missing) > 1)
+        hints = _Hints(index, declarers, scope_kind, several=len(missing) > 1, scope=scope)
         raise UserError(ErrorCode.UNKNOWN_TASK, hints.message(verb, missing))
     ordered = tuple(sorted(roots))
     return Selection(ordered, frozenset(ordered), tuple(undeclared))
@@ -164,11 +164,13 @@ class _Hints:
         scope_kind: ScopeKind,
         *,
         several: bool,
+        scope: frozenset[str] | None = None,
     ) -> None:
         self.index = index
         self.declarers = declarers
         self.scope_kind = scope_kind
         self.several = several
+        self.scope = scope
 
     def message(self, verb: str, missing: Sequence[str]) -> str:
         parts = [f"{verb}: no projects declare task(s): {', '.join(map(clip, missing))}."]
@@ -186,7 +188,33 @@ class _Hints:
             hint = self._anchored(word) if is_task_id(word) else self._bare(word)
             if hint not in parts:
                 parts.append(hint)
+        unadopted = self._unadopted(missing)
+        if unadopted is not None and unadopted not in parts:
+            parts.append(unadopted)
         return " ".join(parts)
+
+    def _unadopted(self, missing: Sequence[str]) -> str | None:
+        """The working directory's package runs these names as package.json scripts but has
+        no vx.config: the way in is `vx init`, not another task name. A workspace with no
+        config at all is told so by `_bare`."""
+        if self.scope_kind is not ScopeKind.CWD or self.scope is None or len(self.scope) != 1:
+            return None
+        if not any(p.config for p in self.index.ws.projects):
+            return None
+        project = self.index.project(next(iter(self.scope)))
+        if project is None or project.config is not None:
+            return None
+        from vx.adopt.init_runner import adoption_advice
+        from vx.foreign.driver import read_scripts
+
+        scripts = read_scripts(self.index.ws.root, project.rel_dir)
+        named = [w for w in missing if not is_task_id(w) and w in scripts]
+        if not named:
+            return None
+        return (
+            f"{clip(project.name)} has package.json script(s) {', '.join(map(clip, named))} but"
+            f" no vx.config — {adoption_advice(self.index.ws.root)}."
+        )
 
     def _guess(self, word: str, guess: str) -> str:
         word, guess = clip(word), clip(guess)
@@ -203,10 +231,9 @@ class _Hints:
             unlisted = self._unlisted_members()
             if unlisted:
                 return unlisted
-            return (
-                "No package declares a vx.config — run `vx init` to write one per package from"
-                " its package.json scripts."
-            )
+            from vx.adopt.init_runner import adoption_advice
+
+            return f"No package declares a vx.config — {adoption_advice(self.index.ws.root)}."
         if not self.declarers:
             return "No project declares a task: add one under tasks in a vx.config, or run vx init."
         return f"Tasks: {listing(sorted(self.declarers), LISTED)}."

@@ -8,6 +8,12 @@ a uv workspace's pyproject.toml and uv.lock are cut in prune/uv.py, for `uv sync
 With `docker`, `json/` holds only what the install reads (manifests and lockfiles) and
 `full/` the whole subset, so a Dockerfile can install in a layer that source edits keep.
 
+The root's `turbo.json` / `nx.json` come too (a repo adopted with `vx init --keep` reads them on
+every run), and so does every root file a kept task reads through `workspaceFiles` (turbo's
+`globalDependencies`). An untracked file git does not ignore (a `.env.production`, an `.npmrc`
+holding a token) is left out unless asked for, and named, so nothing private reaches a Docker
+context unseen.
+
 The output is built in a temp directory beside `out_dir` and moved into place whole; an
 existing `out_dir` is replaced only when an earlier prune made it.
 """
@@ -29,6 +35,7 @@ from vx.lockfiles.model import LockfileError
 from vx.lockfiles.prune import PRUNABLE, prune_lockfile
 from vx.lockfiles.read import LOCKFILES
 from vx.util.fuzzy import did_you_mean
+from vx.util.globs import compile_globs
 from vx.util.record import Record
 from vx.workspace.manifests import PACKAGE_JSON, PNPM_WORKSPACE, PYPROJECT
 from vx.workspace.model import Manager
@@ -57,6 +64,9 @@ ROOT_FILES = (
     "vx.config.json",
     "vx.config.toml",
     "vx.config.py",
+    "turbo.json",
+    "turbo.jsonc",
+    "nx.json",
 )
 INSTALL_FILES = frozenset(
     {PACKAGE_JSON, PNPM_WORKSPACE, PYPROJECT, ".npmrc", ".yarnrc.yml", "uv.toml", ".python-version"}
@@ -76,6 +86,7 @@ class PruneResult(Record):
     lockfiles: tuple[str, ...]
     files: int
     notes: tuple[str, ...] = ()
+    untracked: tuple[str, ...] = ()  # untracked files left out (or, when asked for, copied)
 
 
 def prune(
@@ -85,9 +96,11 @@ def prune(
     out_dir: Path,
     docker: bool,
     production: bool,
+    untracked: bool = False,
     env: Mapping[str, str] | None = None,
 ) -> PruneResult:
-    """Write the pruned workspace for `names` into `out_dir`."""
+    """Write the pruned workspace for `names` into `out_dir`; `untracked` copies the untracked
+    files git does not ignore too."""
     if ws.manager is Manager.SINGLE:
         raise UserError(
             ErrorCode.USAGE,
@@ -118,7 +131,10 @@ def prune(
         dirs = sorted(p.rel_dir for p in projects)
         written = _render(ws, projects, dirs, strike, manifests, lockfiles)
         notes, sources = (), ()
-    files = _project_files(ws, projects, env, sources)
+    files, unseen = _project_files(ws, projects, env, sources)
+    if not untracked:
+        left = set(unseen)
+        files = [f for f in files if f not in left]
     count = 0
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
@@ -131,7 +147,7 @@ def prune(
         _swap(staging, out_dir)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return PruneResult(out_dir, tuple(sorted(kept)), tuple(lockfiles), count, notes)
+    return PruneResult(out_dir, tuple(sorted(kept)), tuple(lockfiles), count, notes, tuple(unseen))
 
 
 def _resolve(ws: Workspace, names: Sequence[str]) -> list[Project]:
@@ -276,20 +292,31 @@ def _project_files(
     projects: list[Project],
     env: Mapping[str, str] | None,
     sources: Sequence[str] = (),
-) -> list[str]:
+) -> tuple[list[str], list[str]]:
     """Every file of the kept projects, of the local package directories `sources` the lock
-    installs, and the root's files, as git lists them."""
+    installs, the root's files and those a kept task reads through `workspaceFiles`, as git
+    lists them; and which of them are untracked."""
     tracked = git.ls_files_stage(ws.root, env=env)
     state = git.status(ws.root, env=env)
     every = sorted((set(tracked) - state.deleted) | state.untracked)
     others = [p.rel_dir for p in ws.projects if not p.is_root and p not in projects]
     wanted = [*(p.rel_dir for p in projects), *sources]
-    out: list[str] = [f for f in every if f in ROOT_FILES or f.startswith(INSTALL_DIRS)]
+    read = compile_globs(
+        g
+        for p in projects
+        for t in p.tasks.values()
+        if t.cache_spec is not None
+        for g in t.cache_spec.inputs.workspace_files
+    )
+    out: list[str] = [
+        f for f in every if f in ROOT_FILES or f.startswith(INSTALL_DIRS) or read.match(f)
+    ]
     for path in every:
         owner = _deepest(path, [*wanted, *others])
         if owner is not None and owner in wanted:
             out.append(path)
-    return out
+    out = list(dict.fromkeys(out))
+    return out, [f for f in out if f in state.untracked]
 
 
 def _deepest(path: str, dirs: Iterable[str]) -> str | None:

@@ -45,7 +45,8 @@ class Arming:
     """The watched set and its watchers, for one `vx watch`.
 
     `heard` receives each routed event (on a watcher thread); `say` and `notice` are the
-    loop's lines. `cwd`, `cache_dir` and `env` locate the cache directory to leave out.
+    loop's lines. `cwd`, `cache_dir` and `env` locate the cache directory to leave out;
+    `own_files` are files vx itself writes (its stdout or stderr sent to a file), never edits.
     """
 
     def __init__(
@@ -59,6 +60,7 @@ class Arming:
         cache_dir: str | None,
         env: Mapping[str, str],
         poll: bool,
+        own_files: tuple[str, ...] = (),
     ) -> None:
         self._heard = heard
         self._say = say
@@ -68,6 +70,7 @@ class Arming:
         self._cache_dir = cache_dir
         self._env = env
         self._poll = poll
+        self._own_files = own_files
         self.current: WatchSet | None = None
         self.judge: StateJudge | None = None
         self.tracked: frozenset[str] = frozenset()
@@ -87,9 +90,12 @@ class Arming:
         if root is None:
             return
         cache = (
-            cache_dirs(plan.workspace, cwd=self._cwd, flag=self._cache_dir, env=self._env)
-            if plan is not None
-            else ()
+            *(
+                cache_dirs(plan.workspace, cwd=self._cwd, flag=self._cache_dir, env=self._env)
+                if plan is not None
+                else ()
+            ),
+            *self._own_files,
         )
         wanted = from_plan(plan, cache=cache) if plan is not None else fallback(root, cache=cache)
         if self._pool is None:

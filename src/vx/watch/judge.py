@@ -75,8 +75,10 @@ def _containers(globs: Iterable[str], bases: Iterable[str]) -> set[str]:
 class PathRules:
     """The path half of the judgement: what is dropped before any state is read.
 
-    `cache_dirs` are absolute; `tasks` are the run's tasks' declared files; `project_dirs`
-    the root-relative project directories (an output container never climbs past one).
+    `cache_dirs` are absolute paths of what vx itself writes (cache directories, and a file
+    its own stdout or stderr goes to), each dropped with everything under it; `tasks` are
+    the run's tasks' declared files; `project_dirs` the root-relative project directories
+    (an output container never climbs past one).
     """
 
     def __init__(

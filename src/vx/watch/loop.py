@@ -83,6 +83,7 @@ class WatchLoop:
         env: Mapping[str, str],
         poll: bool = False,
         clock: Callable[[], float] = time.monotonic,
+        own_files: tuple[str, ...] = (),
     ) -> None:
         self.options = options
         self.hooks = hooks
@@ -105,6 +106,7 @@ class WatchLoop:
             cache_dir=options.cache_dir,
             env=env,
             poll=poll,
+            own_files=own_files,
         )
         self.batches = Batches(self.arming, clock=clock, notice=hooks.notice)
 

@@ -224,7 +224,19 @@ class WatcherPool:
 
     def _schedule(self, slot: Slot) -> None:
         if self._observer is None:
+            import warnings
+
             from watchdog.observers import Observer
+
+            # watchdog's inotify bookkeeping warns, from its own threads, when a directory
+            # is removed and made again under a recursive watch (a task's clean of dist/):
+            # a race it recovers from, and nothing a user can act on, so it must not land
+            # in the output. A watch that stops delivering is this module's to notice.
+            warnings.filterwarnings(
+                "ignore",
+                message=r"Callback with id .* (already exists|does not exist)",
+                category=RuntimeWarning,
+            )
 
             observer = Observer()
             observer.daemon = True

@@ -101,8 +101,10 @@ def route_event(current: WatchSet, role: str, directory: str, path: str) -> tupl
         if owner is None or not watched:
             return None
         return f"{owner.name} {os.path.relpath(path, owner.dir)}", shape
-    # the wide root watcher: keep only what a key can see
-    if owner is not None:
+    # the wide root watcher: keep only what a key can see. A project with no task in the run
+    # (a root project holding only `//#lint`, say) is no tree to watch: only the wide globs
+    # below can take a file of it, or every write at the root would start a cycle.
+    if owner is not None and any(p.dir == owner.dir for p in current.watched):
         return f"{owner.name} {os.path.relpath(path, owner.dir)}", shape
     if "/" not in rel and name in ROOT_FILES:
         return f"// {rel}", shape

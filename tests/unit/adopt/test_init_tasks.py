@@ -15,8 +15,8 @@ from vx.adopt.init_tasks import (
     draft_package,
     valid_task_name,
 )
-from vx.adopt.script_host import ScriptHost, detect_host
 from vx.workspace.model import Manager
+from vx.workspace.script_host import ScriptHost, detect_host
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -235,7 +235,7 @@ def test_names_that_match_nowhere_are_refused_in_one_line(
             ["build"],
             (
                 "vx run: no projects declare task(s): build. No package declares a vx.config"
-                " — run `vx init` to write one per package from its package.json scripts."
+                " — run `vx init` to write a vx.config per package from its package.json scripts."
             ),
         ),
     ],

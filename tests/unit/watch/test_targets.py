@@ -56,7 +56,8 @@ def test_routes(watched, role, where, path, label):
 @pytest.mark.parametrize(
     ("path", "label"),
     [
-        ("packages/other/src/a.ts", "other src/a.ts"),  # any project's file
+        ("packages/app/src/a.ts", "app src/a.ts"),  # a file of a project in the run
+        ("packages/other/src/a.ts", None),  # a project with no task in the run: not its tree
         ("shared/x.txt", "// shared/x.txt"),  # a declared workspaceFiles match
         ("yarn.lock", "// yarn.lock"),
         ("coverage/lcov.info", None),  # nothing a key can see
