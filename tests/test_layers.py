@@ -20,6 +20,7 @@ LAYER = {
     "vx.workspace": 1,
     "vx.graph": 2,
     "vx.cache": 2,
+    "vx.shard": 2,  # sharding's pure parts: spec, digest, deal, the run's record
     "vx.run": 3,
     "vx.history": 3,
     "vx.output": 3,
