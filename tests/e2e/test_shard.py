@@ -122,3 +122,22 @@ def test_dry_shows_every_shard_part_the_same_way_on_every_shard(tmp_path: Path) 
                   home=tmp_path / "home").assert_ok()  # fmt: skip
     assert f"digest {docs[0]['digest']}" in text.out
     assert "▸ shard 2/3" in text.out
+
+
+def test_a_dependency_its_shard_never_delivers_runs_here_after_the_wait(tmp_path: Path) -> None:
+    """Shard 2 of 2 alone: what shard 1 owns never lands, so after the bounded wait shard 2
+    runs it itself, saying which shard never delivered, and still ends green."""
+    log = tmp_path / "executed.log"
+    origin = make_git_workspace(tmp_path / "origin", files(log))
+    with turbo_server(tmp_path / "storage") as server:
+        env = {"TURBO_API": server.url, "TURBO_TOKEN": TOKEN, "TURBO_TEAM": TEAM}
+        alone = run_vx(
+            ["run", "build", "--all", "--shard=2/2", "--shard-run=ci-7", "--shard-wait=1"],
+            origin,
+            env=env,
+            home=tmp_path / "home",
+        ).assert_ok()
+    late = re.findall(r"(\S+#build): shard 1/2 owns it but did not deliver it", alone.err)
+    assert late, alone.err
+    assert sorted(set(log.read_text().split())) == sorted(log.read_text().split())
+    assert {t.split("#")[0] for t in late} <= set(log.read_text().split())
