@@ -10,7 +10,8 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from tests.conftest import git, make_git_workspace, run_vx, write_tree
+import jsonschema
+from tests.conftest import REPO, git, make_git_workspace, run_vx, write_tree
 from tests.e2e.remoteservers import TEAM, TOKEN, turbo_server
 
 if TYPE_CHECKING:
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from tests.conftest import VxResult
 
 PACKAGES = 12
+SCHEMA = json.loads((REPO / "schemas/shard-plan.json").read_text())
 
 
 def files(log: Path) -> dict[str, Any]:
@@ -112,6 +114,7 @@ def test_dry_shows_every_shard_part_the_same_way_on_every_shard(tmp_path: Path) 
         dry = run_vx(["run", "build", "--all", f"--shard={k}/3", "--dry=json"], origin,
                      home=tmp_path / "home").assert_ok()  # fmt: skip
         docs.append(json.loads(dry.out))
+        jsonschema.validate(docs[-1], SCHEMA)
     assert [doc["shard"] for doc in docs] == [1, 3]
     assert {k: v for k, v in docs[0].items() if k != "shard"} == {
         k: v for k, v in docs[1].items() if k != "shard"
