@@ -38,7 +38,8 @@ class ShardPlan(Record):
 
 class ShardCut(Record):
     """What this shard runs: `plan` holds its tasks and their dependencies; `awaited` maps
-    each dependency another shard owns to that shard's label (`3/4`)."""
+    each dependency another shard owns to that shard's label (`3/4`); `owned` counts the
+    tasks dealt to this one."""
 
     plan: RunPlan
     awaited: Mapping[TaskId, str]
@@ -111,23 +112,31 @@ def settle_shard(
     sharded = shard_plan(predicted, spec, options)
     owners = sharded.deal.owners
     notes: list[str] = []
-    if spec.run_id is None:
-        notes.append(
-            f"shard {spec.label}: no run id (GITHUB_RUN_ID, CI_PIPELINE_ID, CIRCLE_WORKFLOW_ID"
-            " or --shard-run), so the shards' plans are not compared"
-        )
-    elif remote is None:
+    record = ""
+    if remote is None:
         notes.append(
             f"shard {spec.label}: no remote cache, so the shards neither compare plans nor"
             " share outputs: this one runs every dependency its tasks need"
         )
+    elif spec.run_id is None:
+        notes.append(
+            f"shard {spec.label}: no run id (GITHUB_RUN_ID, CI_PIPELINE_ID, CIRCLE_WORKFLOW_ID"
+            " or --shard-run), so the shards' plans are not compared"
+        )
     else:
         try:
-            owners = settle(remote, spec, sharded.digest, owners).owners
+            claim = settle(remote, spec, sharded.digest, owners)
         except (RemoteError, Untrusted) as err:
             notes.append(
                 f"shard {spec.label}: {remote.label} could not keep the run's record ({err}),"
                 " so the shards' plans are not compared"
+            )
+        else:
+            owners = claim.owners
+            record = (
+                f" (recorded for run {spec.run_id})"
+                if claim.first
+                else f" (matches run {spec.run_id}'s record)"
             )
     part = cut(plan, spec, owners)
     if remote is None or not axes.remote_read:
@@ -135,7 +144,7 @@ def settle_shard(
     dealt = len(sharded.deal.owners)
     notes.insert(
         0,
-        f"shard {spec.label} · plan digest {sharded.digest} · {part.owned} of {dealt} tasks"
+        f"shard {spec.label} · plan digest {sharded.digest}{record} · {part.owned} of {dealt} tasks"
         f" dealt here, {len(part.awaited)} awaited from other shards",
     )
     return part, notes
