@@ -29,6 +29,7 @@ LAYER = {
     "vx.graph": 5,
     "vx.otel": 5,  # events in, spans out: it reads nothing of a run but its events
     "vx.cache": 5,
+    "vx.shard": 5,  # sharding's pure parts: spec, digest, deal, the run's record
     "vx.run": 6,
     "vx.history": 6,
     "vx.output": 6,

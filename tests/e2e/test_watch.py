@@ -246,6 +246,7 @@ def test_a_config_that_does_not_load_is_a_failed_cycle_and_its_fix_reruns(tmp_pa
         ("--report-file=r.md", "--report-file formats one run's result"),
         ("--verbosity=1", "--verbosity above 0"),
         ("--format=json", "--format json prints one run's summary"),
+        ("--shard=1/2", "--shard splits one CI run across machines"),
     ],
 )
 def test_flags_about_one_run_are_refused_before_the_initial_run(tmp_path, vx, flag, words):

@@ -279,6 +279,7 @@ def test_schema_fields_are_the_loader_fields(
         "config.json",
         "workspace.json",
         "plan.json",
+        "shard-plan.json",
         "info.json",
         "cache.json",
         "init.json",

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from vx.cli.run import RunSettings
     from vx.cli.settings import Streams
     from vx.output.plan import PlanView
+    from vx.output.shardplan import ShardView
     from vx.run.plan import RunPlan
     from vx.run.prepare import RunOptions
 
@@ -39,6 +40,15 @@ def plan_and_print(options: RunOptions, settings: RunSettings, streams: Streams)
         streams.err.write(f"[vx] task graph written to {target}\n")
         return 0
     out = Console.for_stream(streams.out, env=settings.env)
+    if planned.shards is not None:
+        from vx.output.shardplan import shard_document, shard_text
+
+        shards = shard_view(planned)
+        if settings.dry == "json":
+            out.write(json.dumps(shard_document(shards), indent=2) + "\n")
+        else:
+            out.write(shard_text(shards))
+        return 0
     if settings.dry == "json":
         out.write(json.dumps(plan_document(view), indent=2) + "\n")
     else:
@@ -56,6 +66,20 @@ def _write_graph(target: Path, dot: str) -> Path:
         msg = f"--graph: cannot write {target}: {reason}; name a file in a writable directory"
         raise UserError(ErrorCode.FS, msg) from None
     return target
+
+
+def shard_view(plan: RunPlan) -> ShardView:
+    """A `--shard` plan's deal as the output layer renders it."""
+    from vx.output.shardplan import ShardPart, ShardView
+
+    if plan.shards is None:
+        raise AssertionError("plan_run deals a plan asked for with --shard")
+    dealt, spec = plan.shards.deal, plan.shards.spec
+    parts = tuple(
+        ShardPart(i + 1, dealt.loads[i], tuple(str(t) for t in dealt.tasks_of(i)))
+        for i in range(spec.total)
+    )
+    return ShardView(plan.shards.digest, spec.number, spec.total, dealt.ideal_ms, parts)
 
 
 def plan_view(plan: RunPlan) -> PlanView:

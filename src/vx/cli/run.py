@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from vx.output.console import Console
     from vx.output.render import Renderer
     from vx.run.prepare import RunOptions
+    from vx.shard.spec import ShardSpec
     from vx.workspace.model import Workspace
 
 CONTINUE_MODES = ("never", "deps-ok", "always")
@@ -182,6 +183,28 @@ FLAGS = (
         bare="warn",
     ),
     Flag(
+        "--shard",
+        "run the K-th of N shards of the plan, dealt by expected cost (default: CI_NODE_INDEX"
+        "/CI_NODE_TOTAL, CIRCLE_NODE_INDEX/CIRCLE_NODE_TOTAL); with --dry: every shard's part",
+        Takes.VALUE,
+        metavar="<K/N>",
+    ),
+    Flag(
+        "--shard-run",
+        "the id the shards of one CI run share, to compare plans through the remote cache"
+        " (default: GITHUB_RUN_ID+GITHUB_RUN_ATTEMPT, CI_PIPELINE_ID, CIRCLE_WORKFLOW_ID)",
+        Takes.VALUE,
+        metavar="<id>",
+    ),
+    Flag(
+        "--shard-wait",
+        "seconds a shard waits for a dependency another shard owns before running it (300)",
+        Takes.VALUE,
+        metavar="<s>",
+        number=Number.INT,
+        minimum=0,
+    ),
+    Flag(
         "--frozen",
         "read every project config from vx-lock.json, evaluating none (run vx lock --check"
         " first: the run checks nothing against the repo)",
@@ -244,6 +267,8 @@ COMMAND = Command(
                 ("VX_TIMING", "print where the run's time went, stage by stage"),
                 ("VX_WARM=0", "never replay the last all-cached run; always take the full path"),
                 ("VX_CACHE_DIR", "the cache directory, below --cache-dir and cacheDir"),
+                ("CI_NODE_INDEX/TOTAL", "GitLab's parallel job (1-based): --shard, unless given"),
+                ("CIRCLE_NODE_INDEX/TOTAL", "CircleCI's parallelism (0-based): likewise"),
                 ("CI, GITHUB_ACTIONS", "the CI output flow and its ::group:: framing"),
                 ("NO_COLOR, FORCE_COLOR", "colour off / on"),
             ),
@@ -263,6 +288,7 @@ COMMAND = Command(
                 ('vx run ci --report-file="$GITHUB_STEP_SUMMARY"', "a CI step summary"),
                 ("vx run build --report=html", "the run as a picture in report.html"),
                 ("vx run test --affected --dry", "what a change reaches, and why"),
+                ("vx run build --all --shard 2/4", "the second of four CI machines' part"),
             ),
         ),
         foreign.help_section(f.name for f in FLAGS),
@@ -338,7 +364,11 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
         warm=fmt is OutputFormat.PRETTY and writes is None and env.get("VX_WARM") != "0",
         frozen=args.switch("frozen"),
         audit=args.text("audit") if args.given("audit") else None,
+        shard=_shard(args, env),
     )
+    if graph is not None and options.shard is not None:
+        msg = "--graph draws the whole plan: drop --shard, or use --dry to see each shard's part"
+        raise UserError(ErrorCode.USAGE, msg)
     return RunSettings(
         options=options,
         all=options.all,
@@ -397,6 +427,22 @@ def _cache_spec(spec: str | None) -> str | None:
 
         resolve_axes(spec, no_cache=False, force=False)  # refuse a bad spec at parse time
     return spec
+
+
+def _shard(args: ParsedArgs, env: Mapping[str, str]) -> ShardSpec | None:
+    """`--shard` and its companions, else the CI's node variables; None when not sharded."""
+    given = args.given("shard") or args.given("shard-run") or args.given("shard-wait")
+    if not given and not any(v in env for v in ("CI_NODE_TOTAL", "CIRCLE_NODE_TOTAL")):
+        return None  # the common case pays no import
+    from vx.shard.spec import resolve_shard
+
+    wait = args.integer("shard-wait")
+    return resolve_shard(
+        args.text("shard"),
+        env,
+        run_flag=args.text("shard-run"),
+        wait_s=None if wait is None else float(wait),
+    )
 
 
 def _tag(text: str) -> tuple[str, str]:

@@ -50,6 +50,7 @@ COMMAND = Command(
                 ("--dry, --graph", "they run nothing, so there is nothing to watch"),
                 ("--summarize, --profile", "every cycle would overwrite the file"),
                 ("--report, --report-file", "they format one run's result"),
+                ("--shard, --shard-run, --shard-wait", "one CI machine's part of one run"),
                 ("--verbosity N>0, --format json", "the same (--verbosity 0 is accepted)"),
             ),
         ),
@@ -103,6 +104,9 @@ def _refusal(args: ParsedArgs) -> str | None:
     for name in ("report", "report-file"):
         if args.given(name):
             return f"vx watch: --{name} formats one run's result, and a watch has many; use vx run"
+    for name in ("shard", "shard-run", "shard-wait"):
+        if args.given(name):
+            return f"vx watch: --{name} splits one CI run across machines; use vx run"
     if (args.integer("verbosity") or 0) > 0:
         return "vx watch: --verbosity above 0 formats one run's result; watch accepts only 0"
     if args.text("format") == "json":
@@ -121,7 +125,8 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> WatchSetting
     from vx.util.text import shell_quote
 
     words = ("vx", "watch", *run_verb.args_words(args))
-    options = settings.options._replace(command=" ".join(shell_quote(w) for w in words))
+    # a CI's node variables shard a CI run, never a loop on someone's machine
+    options = settings.options._replace(command=" ".join(shell_quote(w) for w in words), shard=None)
     poll = env.get("VX_WATCH_POLL", "").strip() not in ("", "0")
     return WatchSettings(settings._replace(options=options), poll)
 

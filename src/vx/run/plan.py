@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from vx.ids import TaskId
     from vx.run.cachespec import CacheAxes
     from vx.run.keys import KeySet
+    from vx.run.sharding import ShardPlan
     from vx.workspace.model import Project, TaskDef, Workspace
 
 _WOULD_RUN = frozenset({PlanStatus.MISS, PlanStatus.NO_CACHE})
@@ -85,6 +86,7 @@ class RunPlan(Record):
     resolve to, and the `forecast` (None when the history could not be read). `notes` are
     what selection wants said: a `[<ref>]` filter that left nothing to run, a task name no
     project it chose declares. `reasons` says why `--affected` kept each requested task.
+    `shards` is the digest and deal of a `--shard` plan (`plan_run` under `--dry --shard`).
     """
 
     workspace: Workspace
@@ -98,6 +100,7 @@ class RunPlan(Record):
     axes: CacheAxes | None = None
     notes: tuple[str, ...] = ()
     reasons: Mapping[TaskId, AffectedReason] | None = None
+    shards: ShardPlan | None = None
 
     def real(self) -> tuple[PlanNode, ...]:
         """The nodes that are work (no groups), in order: what rows and counters speak of."""

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from vx.run.remotecache import LayeredCache
     from vx.run.servers import HeldServers, Release
     from vx.run.session import RunSession
+    from vx.run.sharding import ShardCut
+    from vx.shard.spec import ShardSpec
     from vx.util.stopwatch import Stopwatch
     from vx.workspace.config_reads import ConfigReads
     from vx.workspace.model import Workspace
@@ -69,6 +71,8 @@ class RunOptions(Record):
     as it is (handed over with the ready ones when requested, held like them otherwise), and
     what depends on it is skipped, naming it, without failing the run (`vx watch` sets it for
     an edit that should not wait for a server stuck before ready).
+    `shard` makes the run one shard of several (`--shard K/N`): it executes the tasks the deal
+    gives it, and awaits from the remote cache the dependencies other shards own.
     """
 
     tasks: tuple[str, ...] = ()
@@ -100,6 +104,7 @@ class RunOptions(Record):
     keep_servers: Callable[[HeldServers], None] | None = None
     release: Release | None = None
     audit: str | None = None  # `--audit`'s mode; None takes the workspace's `audit` (else off)
+    shard: ShardSpec | None = None
 
 
 class PreparedRun(Record):
@@ -193,6 +198,10 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
         if index is not None:
             index.close()
     watch.mark("git, keys, predict")
+    if options.shard is not None:
+        from vx.run.sharding import shard_plan
+
+        planned = planned._replace(shards=shard_plan(planned, options.shard, options))
     return planned
 
 
@@ -461,6 +470,22 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
         )
     notices.extend(Notice(f"[vx] {note}") for note in plan.notes)
     notices.extend(Notice(f"[vx] {note}") for note in keys.notes)
+    shard: ShardCut | None = None
+    if options.shard is not None:
+        from vx.run.sharding import settle_shard
+
+        usable = index.off is None
+        shard, said = settle_shard(
+            options.shard,
+            options,
+            plan._replace(keys=keys),
+            axes,
+            history=_history(index, plan, absent=False) if usable else {},
+            entries=_entries(index, keys) if usable else set(),
+            remote=remote,
+        )
+        plan = shard.plan
+        notices.extend(Notice(f"[vx] {note}") for note in said)
     cache: LocalCache
     layered = None
     if remote is None:
@@ -484,6 +509,8 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
             ),
             deferred=deferrable(plan, Download(options.download)),
             tracked=snap.index,
+            awaited=shard.awaited if shard is not None else {},
+            await_s=options.shard.wait_s if options.shard is not None else 0.0,
         )
         layered.start()
     watch.mark("git, keys, cache")
@@ -634,8 +661,8 @@ def _may_replay(options: RunOptions) -> bool:
     """The warm path may answer when asked to, and not under `--frozen`, whose configs come
     from the lock the snapshot's fingerprints do not cover. A selection read from git
     (`--affected`, a `[<ref>]` filter) is replayed too: its snapshot proves the refs it read
-    still name the same commits."""
-    return options.warm and not options.frozen
+    still name the same commits. A shard is never replayed: its record is checked first."""
+    return options.warm and not options.frozen and options.shard is None
 
 
 def _execute(prepared: PreparedRun, emit: Sink, *, rememberable: bool = True) -> RunOutcome:
@@ -677,7 +704,7 @@ def _execute(prepared: PreparedRun, emit: Sink, *, rememberable: bool = True) ->
         for notice in prepared.notices:
             emit(notice)
         if prepared.remote is not None:
-            prepared.remote.attach(session.ctx.emit)
+            prepared.remote.attach(session.ctx.emit, stopping=session.signals.stopping)
         outcome = session.run()
         if prepared.remote is not None:
             prepared.remote.layer.drain()  # uploads finish before the verdict is printed

@@ -6,7 +6,9 @@ kept as an ordinary local entry when local writes are on, so the next run is a p
 hit; with local writes off it is restored from a scratch store and leaves the local cache as
 it was. A save keeps the entry locally (when local writes are on) and hands a copy to the
 layer's uploads. `--download toplevel|none` leaves a remote hit's outputs off the disk until a
-task executing here depends on it.
+task executing here depends on it. A shard of a `--shard` run awaits the entries of the
+dependencies other shards own: it asks the server again until one lands or its wait runs out,
+then runs the task itself, naming the shard that never delivered it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import io
 import shutil
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,7 +32,7 @@ from vx.run.hits import Hit
 from vx.run.localcache import LocalCache, restore_outputs
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection
+    from collections.abc import Callable, Collection, Mapping
 
     from vx.cache.index import Entry, Index
     from vx.cache.remote.envelope import Unpacked
@@ -43,6 +46,8 @@ if TYPE_CHECKING:
 
 
 _KEPT_BATCH = 64  # rows of kept remote entries written together; the rest at `close`
+_POLL_FIRST_S = 0.2  # an awaited entry is asked for again after this, then less and less often
+_POLL_MOST_S = 2.0
 
 
 class LayeredCache(LocalCache):
@@ -59,6 +64,8 @@ class LayeredCache(LocalCache):
         layer: RemoteLayer[Unpacked],
         deferred: frozenset[TaskId] = frozenset(),
         tracked: Collection[str] = frozenset(),
+        awaited: Mapping[TaskId, str] | None = None,
+        await_s: float = 0.0,
     ) -> None:
         super().__init__(plan, keys, store=store, index=index, axes=axes, tracked=tracked)
         self.layer = layer
@@ -74,6 +81,9 @@ class LayeredCache(LocalCache):
         self._unindexed: dict[str, NewEntry] = {}  # kept artifacts whose rows are not written
         self._emit: Callable[[Event], None] | None = None
         self._rlock = threading.Lock()
+        self.awaited = awaited or {}  # task → the shard that owns it (`2/4`)
+        self.await_s = await_s
+        self._stopping = threading.Event()
 
     def _decode(self, blob: bytes, key: str) -> Unpacked:
         """Check a fetched entry (on the layer's threads). The archive itself is read here only
@@ -93,9 +103,14 @@ class LayeredCache(LocalCache):
                 if self.cached(t) and self.plan.nodes[t].runs and not self.predicted_hit(t)
             )
 
-    def attach(self, emit: Callable[[Event], None]) -> None:
-        """Send notices to `emit` from now on (a failure already met is told now)."""
+    def attach(
+        self, emit: Callable[[Event], None], *, stopping: threading.Event | None = None
+    ) -> None:
+        """Send notices to `emit` from now on (a failure already met is told now); a set
+        `stopping` ends any wait for another shard's entry."""
         self._emit = emit
+        if stopping is not None:
+            self._stopping = stopping
         self.layer.tell_to(lambda line: emit(Notice(f"[vx] {line}")))
 
     def cached(self, tid: TaskId) -> bool:
@@ -104,6 +119,31 @@ class LayeredCache(LocalCache):
         return self.axes.answers or self.remote_read or self.remote_write
 
     def lookup(self, tid: TaskId) -> Hit | None:
+        hit = self._lookup(tid)
+        owner = self.awaited.get(tid)
+        if hit is not None or owner is None or not self.remote_read:
+            return hit
+        return self._await(tid, owner)
+
+    def _await(self, tid: TaskId, owner: str) -> Hit | None:
+        """Ask for the entry shard `owner` will upload until it lands or the wait runs out."""
+        deadline = time.monotonic() + self.await_s
+        pause = _POLL_FIRST_S
+        while not self.layer.down and (left := deadline - time.monotonic()) > 0:
+            if self._stopping.wait(min(pause, left)):
+                return None
+            hit = self._lookup(tid)
+            if hit is not None:
+                return hit
+            pause = min(pause * 1.5, _POLL_MOST_S)
+        if not self.layer.down:
+            self._tell(
+                f"{tid}: shard {owner} owns it but did not deliver it within"
+                f" {self.await_s:g}s; running it here"
+            )
+        return None
+
+    def _lookup(self, tid: TaskId) -> Hit | None:
         hit = super().lookup(tid)
         if hit is not None or not self.remote_read or not self.cached(tid):
             return hit

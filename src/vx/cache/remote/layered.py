@@ -57,6 +57,11 @@ class RemoteLayer(Generic[T]):
         self.failures = 0
         self.uploaded = 0
 
+    @property
+    def down(self) -> bool:
+        """The server was unreachable: the layer asks it nothing more this run."""
+        return self._down
+
     def tell_to(self, notify: Callable[[str], None]) -> None:
         """Send the layer's notice to `notify` from now on, and the one it already has."""
         with self._lock:
