@@ -13,7 +13,6 @@ from contextlib import closing
 from typing import TYPE_CHECKING, TypeGuard
 
 from vx.cache.manifest import ArtifactInfo
-from vx.events import Stream
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -21,7 +20,6 @@ if TYPE_CHECKING:
 EntryFields = tuple[str, str, ArtifactInfo, int, int, float | None, float | None, int | None]
 """An `Entry` without its key: project, task, artifact, created, last used, and the costs."""
 
-_STREAMS = {str(s): s for s in Stream}
 _ROTTEN_MANIFEST = (
     ValueError,
     TypeError,
@@ -67,20 +65,6 @@ def entry_from_row(row: Sequence[object]) -> EntryFields | None:
         return None
     artifact = ArtifactInfo(size, digest, recorded)
     return project, task, artifact, created, used, duration, cpu, rss
-
-
-def log_from_rows(rows: Sequence[Sequence[object]]) -> list[tuple[Stream, str]] | None:
-    """`entry_stdout` rows (stream, text) as chunks; None when one holds anything else."""
-    out: list[tuple[Stream, str]] = []
-    for row in rows:
-        if len(row) != 2:
-            return None
-        name, text = row
-        stream = _STREAMS.get(name) if isinstance(name, str) else None
-        if stream is None or not isinstance(text, str):
-            return None
-        out.append((stream, text))
-    return out
 
 
 def damaged_schema(conn: sqlite3.Connection, schema: Sequence[str]) -> bool:

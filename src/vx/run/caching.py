@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 from vx.util.record import Record
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from vx.events import MissReason, Stream
     from vx.ids import TaskId
@@ -31,7 +31,8 @@ class Hit(Record):
     """A usable entry for a task's key, with what its producing run recorded."""
 
     key: str
-    log: tuple[tuple[Stream, str], ...]
+    log: Iterable[tuple[Stream, str]]
+    """Read once, as it is replayed: a stored log streams from the index a block at a time."""
     duration_ms: float
     cpu_ms: float | None
     remote: bool = False  # the entry came from the remote layer this run

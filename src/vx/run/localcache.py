@@ -11,7 +11,6 @@ from vx.cache.index import IndexOffError, LogChunk
 from vx.cache.manifest import CorruptArtifact
 from vx.cache.outputs import clean_outputs, output_paths, undeclared
 from vx.cache.store import SaveFailed
-from vx.events import Stream
 from vx.run.cachespec import OFF
 from vx.run.caching import Hit, RestoreResult
 from vx.util.record import Record
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
 
     from vx.cache.index import Entry, Index
     from vx.cache.store import Store
-    from vx.events import MissReason
+    from vx.events import MissReason, Stream
     from vx.ids import TaskId
     from vx.run.cachespec import CacheAxes
     from vx.run.caching import Produced
@@ -90,8 +89,7 @@ class LocalCache:
             with self._lock:
                 self._probed[tid] = None
             return None
-        log = tuple((Stream(c.stream), c.text) for c in chunks)
-        return Hit(entry.key, log, entry.duration_ms or 0.0, entry.cpu_ms)
+        return Hit(entry.key, chunks, entry.duration_ms or 0.0, entry.cpu_ms)
 
     def restore(self, tid: TaskId, hit: Hit) -> RestoreResult:
         node = self.plan.nodes[tid]
