@@ -109,7 +109,7 @@ class LogChunk(Record):
 
 
 class StoredLog:
-    """An entry's log, read from its rows a block at a time each time it is iterated.
+    """A long log, read from its rows a block at a time each time it is iterated.
 
     `Index.entry_log` proved every block decodes; a row gone or changed since (a prune, a
     damaged file) ends the log there rather than failing the replay half-way.
@@ -701,60 +701,55 @@ class Index:
             pass
         return ()
 
-    def entry_log(self, key: str) -> StoredLog | None:
+    def entry_log(self, key: str) -> Iterable[LogChunk] | None:
         """The log a hit replays, read through once to prove every block decodes; None when
         one does not, which makes the entry a miss (and drops it).
 
-        What comes back reads the blocks again as it is iterated, one at a time, so a replay
-        never holds more of a long log than a block.
+        A short log comes back decoded, so a prune racing the replay cannot cut it; a long one
+        (past `_HELD_CHARS`) is read again a block at a time as it is replayed, so a replay
+        never holds more of it than a block.
         """
         if self.off is not None:
             return None
         try:
-            for block in self.log_blocks(key):
-                for _ in unpack(block):
-                    pass
+            return self._read_logs([key]).get(key, ())
         except sqlite3.DatabaseError as err:
             self._unreadable(key, err)
-            return None
         except RottenLogError:
             self._drop_rotten(key)
-            return None
-        return StoredLog(self, key)
+        return None
 
     def entry_logs(self, keys: Sequence[str]) -> Logs | None:
         """`entry_log` of each of `keys` in a few queries, for a warm replay of many tasks;
-        None when one does not read (the full path then judges each entry).
-
-        Short logs come back decoded, up to `_HELD_CHARS` in all; a log past that is read
-        again from its rows as it is replayed, as `entry_log`'s are.
-        """
+        None when one does not read (the full path then judges each entry)."""
         if self.off is not None:
             return None
+        try:
+            return self._read_logs(keys)
+        except (sqlite3.DatabaseError, RottenLogError):
+            return None
+
+    def _read_logs(self, keys: Sequence[str]) -> dict[str, Iterable[LogChunk]]:
+        """Each of `keys`' logs, every block decoded once: held while `_HELD_CHARS` in all
+        allows, else a `StoredLog` that reads the rows again. Raises what reading raises."""
         out: dict[str, Iterable[LogChunk]] = {}
         held: dict[str, list[LogChunk]] = {}
         budget = _HELD_CHARS
-        try:
-            conn = self._conn()
-            for start in range(0, len(keys), 500):
-                chunk = keys[start : start + 500]
-                marks = ",".join("?" * len(chunk))
-                sql = (
-                    "SELECT key, data FROM entry_log"  # noqa: S608
-                    f" WHERE key IN ({marks}) ORDER BY key, seq"
-                )
-                for key, block in conn.execute(sql, chunk):
-                    decoded = [LogChunk(stream, text) for stream, text in unpack(block)]
-                    budget -= sum(len(c.text) for c in decoded)
-                    if key in out:
-                        continue  # read again on replay: only proven here
-                    if budget < 0:
-                        held.pop(key, None)
-                        out[key] = StoredLog(self, key)
-                    else:
-                        held.setdefault(key, []).extend(decoded)
-        except (sqlite3.DatabaseError, RottenLogError):
-            return None
+        conn = self._conn()
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT key, data FROM entry_log WHERE key IN ({marks}) ORDER BY key, seq"  # noqa: S608
+            for key, block in conn.execute(sql, chunk):
+                decoded = [LogChunk(stream, text) for stream, text in unpack(block)]
+                budget -= sum(len(c.text) for c in decoded)
+                if key in out:
+                    continue  # read again on replay: only proven here
+                if budget < 0:
+                    held.pop(key, None)
+                    out[key] = StoredLog(self, key)
+                else:
+                    held.setdefault(key, []).extend(decoded)
         return {**held, **out}
 
     def log_blocks(self, key: str) -> Iterator[object]:
@@ -985,6 +980,26 @@ class Index:
         if row is None or not isinstance(row[0], str):
             return None
         return self.entry_inputs(row[0])
+
+    def kept_before(self, project: str, task: str) -> bool:
+        """Whether a recorded run of the task succeeded on the cache (executed and saved, or
+        hit): an entry held its key once, so with none now a prune or eviction took it."""
+        if self.off is not None:
+            return False
+        try:
+            row = (
+                self._conn()
+                .execute(
+                    "SELECT 1 FROM runs WHERE project = ? AND task = ? AND status = ?"
+                    " AND cache IN (?, ?, ?, ?) LIMIT 1",
+                    (project, task, str(TaskStatus.SUCCESS), str(CacheOutcome.MISS), *_HITS),
+                )
+                .fetchone()
+            )
+        except sqlite3.DatabaseError as err:
+            self._damaged(err)
+            return False
+        return row is not None
 
     def invocations(
         self, *, limit: int, failed: bool = False, prefix: str = ""

@@ -102,7 +102,7 @@ class LocalCache:
         result = restore_outputs(
             self.store, self.index, entry, Outputs(base, patterns, stops), hit.log
         )
-        if result is RestoreResult.CORRUPT:
+        if result in (RestoreResult.CORRUPT, RestoreResult.GONE):
             with self._lock:
                 self._probed[tid] = None
         return result
@@ -178,7 +178,8 @@ class LocalCache:
 
     def miss_reason(self, tid: TaskId) -> MissReason | None:
         """The first component of the task's key that moved since the newest entry any run of
-        it left (`first run` when none did), read from the index's `entry_inputs`."""
+        it left, read from the index's `entry_inputs`; with no entry left, `pruned` when a
+        run of it did save or hit one, else `first run`."""
         if not self.cached(tid):
             return None
         import sqlite3  # already loaded by the index; named here for its error type
@@ -191,7 +192,8 @@ class LocalCache:
         except sqlite3.Error:
             return None
         if before is None:
-            return MissReason("first run")
+            gone = self.index.kept_before(tid.project, tid.task)
+            return MissReason("pruned" if gone else "first run")
         changes = diff_components(before, self.keys.components[tid])
         if not changes:
             return MissReason("same key")
@@ -299,7 +301,7 @@ def restore_outputs(
     except CorruptArtifact as err:
         if not err.blocked:
             _drop(store, index, entry.key)
-        return RestoreResult.CORRUPT
+        return RestoreResult.GONE if err.missing else RestoreResult.CORRUPT
     return RestoreResult.RESTORED
 
 

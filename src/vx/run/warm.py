@@ -411,7 +411,7 @@ def _settle_outputs(
         items,
         shares,
     )
-    if RestoreResult.CORRUPT in results.values():
+    if {RestoreResult.CORRUPT, RestoreResult.GONE} & set(results.values()):
         return None
     return {i: result is RestoreResult.RESTORED for i, result in results.items()}, shares
 
