@@ -37,6 +37,8 @@ def load(text: str) -> dict[str, Any]:
         doc = json.loads(plain)
     except ValueError as exc:
         raise LockfileError(f"{NAME}: not readable ({exc})") from None
+    except RecursionError:
+        raise LockfileError(f"{NAME}: nested deeper than vx reads") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("packages"), dict):
         raise LockfileError(f"{NAME}: no `packages` map")
     if doc.get("lockfileVersion") not in (0, 1, 2):
