@@ -14,7 +14,13 @@ import sys
 
 import pytest
 from tests.conftest import REPO, base_env
-from tests.e2e.releaseserver import ReleaseServer, Route, gone, hanging_vx, interrupt_when_marked
+from tests.e2e.releaseserver import (
+    ReleaseServer,
+    Route,
+    gone_by_deadline,
+    hanging_vx,
+    interrupt_when_marked,
+)
 
 NEW = b'#!/bin/sh\necho "vx 0.2.0"\n'
 NO_START = b"#!/bin/sh\necho 'cannot execute: wrong ELF class' >&2\nexit 126\n"
@@ -260,4 +266,4 @@ def test_ctrl_c_during_the_probe_swaps_back_and_kills_the_probe(installed, serve
     assert "Traceback" not in err
     assert digest(installed) == before
     assert leftovers(installed) == []
-    assert gone(pid)
+    assert gone_by_deadline(pid)

@@ -105,12 +105,19 @@ def prove_started(path: Path, version: str) -> None:
         )
 
 
+_STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
 def probe(path: Path, version: str) -> str | None:
     """Run `path --version`; None when it answers `vx <version>`, else what went wrong.
 
     The probe runs in a session of its own, so a binary that hangs is killed with whatever
     it started: nothing outlives the upgrade, and nothing holds the pipes open after it.
     """
+    # A Ctrl-C landing inside Popen, after the fork, would leave a probe no one kills: the
+    # stop signals wait until `child` exists and the handler below can reach it. (The probe
+    # inherits the mask; it is only ever ended by SIGKILL.)
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
     try:
         child = subprocess.Popen(
             [path, "--version"],
@@ -121,8 +128,10 @@ def probe(path: Path, version: str) -> str | None:
             start_new_session=True,
         )
     except OSError as e:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         return f"{errno.errorcode.get(e.errno or 0, 'OSError')}: {e.strerror}"
     try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         out, err = child.communicate(timeout=PROBE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         _kill(child)
