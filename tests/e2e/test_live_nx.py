@@ -216,6 +216,9 @@ def test_migrate_from_nx_writes_what_the_live_reader_gives(
         "wrote packages/lib/vx.config.json",
     ]
     assert done.err == WARNINGS
+    assert done.out.splitlines()[-1].endswith(
+        "(nx.json and project.json are no longer read; delete them when you are ready)"
+    )
     for project in ("@acme/app", "@acme/lib"):
         assert _tasks(vx, native, project) == _tasks(vx, live, project), project
     shown = vx(["show"], native).assert_ok().out
