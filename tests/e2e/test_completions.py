@@ -62,6 +62,8 @@ complete_line "$LINE"
         ("vx last --log solo#b", {"solo#build", "solo#bundle"}),
         ("vx completions f", {"fish"}),
         ("vx why --format ", {"pretty", "json"}),
+        ("vx watch --dr", set()),  # vx watch refuses --dry: never offered
+        ("vx run --dr", {"--dry"}),
     ],
 )
 def test_bash_completes(ws, line, expected):
