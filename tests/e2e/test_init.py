@@ -690,3 +690,26 @@ def test_a_run_in_a_root_that_lists_no_members_says_to_list_them(
         " reads the root as one package (packages/a has its own package.json): add"
         ' "workspaces": ["packages/*"] to package.json and re-run vx init.\n'
     )
+
+
+def test_the_root_note_quotes_a_script_the_root_has(
+    workspace: Callable[..., Path], vx: Callable[..., VxResult]
+) -> None:
+    """The root fans out lint only: the note names that script, not a build it never had."""
+    root = workspace(
+        {
+            "package.json": {
+                "name": "root",
+                "private": True,
+                "workspaces": ["packages/*"],
+                "scripts": {"lint": "npm run lint --workspaces --if-present"},
+            },
+            "packages/a/package.json": {"name": "a", "scripts": {"lint": "node -e 0"}},
+        }
+    )
+    result = vx(["init"], root).assert_ok()
+    assert (
+        "note: vx run lint --all replaces what the root ran as"
+        " npm run lint --workspaces --if-present\n"
+    ) in result.out, result.out
+    assert "npm run build" not in result.out

@@ -204,7 +204,7 @@ def draft_scripts(scan: RepoScan) -> tuple[Drafts, list[str]]:
     else:
         carried = frozenset(t.name for _, d in drafts.values() for t in d.tasks)
         root_draft, left_out = draft_root(manifest, host, member_dirs, carried)
-        notes.extend(root_notes(left_out, host))
+        notes.extend(root_notes(left_out, manifest))
         if root_draft.tasks:
             drafts["."] = (PackageInfo(".", _name(manifest), manifest), root_draft)
     notes.extend(_package_notes(drafts, host))

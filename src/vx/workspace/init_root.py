@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from vx.errors import ConfigError
 from vx.util.fuzzy import listing
+from vx.util.text import clip
 from vx.workspace import script_words as sw
 from vx.workspace.init_tasks import (
     LIFECYCLE,
@@ -103,24 +104,21 @@ def draft_root(
     return draft, sorted(out.items(), key=lambda kv: list(scripts).index(kv[0]))
 
 
-def root_notes(left_out: list[tuple[str, str]], host: ScriptHost) -> list[str]:
-    """The report's lines on root scripts left out, and how vx runs what they ran."""
+def root_notes(left_out: list[tuple[str, str]], manifest: Mapping[str, object]) -> list[str]:
+    """The report's lines on root scripts left out, and how vx runs what they ran: quoting a
+    script the root has, never an example of the manager's."""
     if not left_out:
         return []
     by_reason: dict[str, list[str]] = {}
     for name, reason in left_out:
         by_reason.setdefault(reason, []).append(name)
-    example = {
-        "npm": "npm run build --workspaces",
-        "pnpm": "pnpm -r build",
-        "bun": "bun run --filter '*' build",
-    }.get(
-        host.name,
-        "yarn workspaces foreach -A run build" if host.berry else "yarn workspaces run build",
-    )
     notes = [
         f"root scripts left out ({reason}): {', '.join(names)}"
         for reason, names in by_reason.items()
     ]
-    notes.append(f"vx run build --all replaces what the root ran as {example}")
+    fanned = by_reason.get(RUNS_MEMBERS, [])
+    if fanned:
+        name = "build" if "build" in fanned else fanned[0]
+        ran = clip(script_table(manifest).get(name, ""), 120)
+        notes.append(f"vx run {name} --all replaces what the root ran as {ran}")
     return notes
