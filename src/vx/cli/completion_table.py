@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 SHELLS = ("bash", "zsh", "fish")
 TASKS_WORD = "__tasks"  # the hidden word: prints the workspace's task names, one a line
+VERBS_WORD = "__verbs"  # the other: prints the verbs the workspace's plugins declare
 TASKS = "@tasks"  # a value set meaning "the workspace's task names"
 
 
