@@ -1,6 +1,8 @@
 """Time the per-project lockfile closures on a generated pnpm-lock.yaml of ~30 000 lines.
 
     python3 bench/lockfiles.py [--lines 30000] [--importers 100] [--runs 5] [--seed 20240101]
+    python3 bench/lockfiles.py --bun-mb 25 [--runs 3] [--bun-long-line 8000000]
+                                   # bun.read on a generated bun.lock (one line that long)
 
 The lockfile is lockfileVersion 9.0: `importers` (one per member, each with a few direct
 dependencies and a link to an earlier member), `packages` (resolution, engines) and
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import resource
 import sys
 import tempfile
 import time
@@ -22,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from vx.cache.lockfilekeys import lockfile_keys
-from vx.lockfiles import pnpm
+from vx.lockfiles import bun, pnpm
 from vx.lockfiles.read import project_closures
 from vx.workspace.model import Manager, Project, Workspace
 
@@ -67,6 +70,38 @@ def generate(lines: int, importers: int, seed: int) -> str:
     return "\n".join(out) + "\n"
 
 
+def generate_bun(megabytes: float, importers: int, seed: int, long_line: int = 0) -> str:
+    """A bun.lock (lockfileVersion 1, with the trailing commas bun writes) of about
+    `megabytes`: members with a few dependencies each, packages with integrity and
+    dependencies, and some keys nested under the package that installs them; with
+    `long_line`, a `patchedDependencies` value that many characters long on one line."""
+    rng = random.Random(seed)
+    count = max(int(megabytes * 1e6) // 260, 10)
+    names = [(f"{'@s/' if i % 5 == 0 else ''}pkg-{i:06d}", f"1.{i % 10}.{i % 4}") for i in range(count)]
+    out = ["{", '  "lockfileVersion": 1,', '  "workspaces": {', '    "": {', '      "name": "root",', "    },"]
+    for m in range(importers):
+        deps = ", ".join(f'"{n}": "^{v}"' for n, v in rng.sample(names, 6))
+        out += [f'    "packages/m{m:03d}": {{', f'      "name": "m{m:03d}",']
+        out += [f'      "dependencies": {{ {deps}, }},', "    },"]
+    out.append("  },")
+    if long_line:
+        out.append(f'  "patchedDependencies": {{ "pkg-000001@1.1.1": "{"p" * long_line}", }},')
+    out.append('  "packages": {')
+    for m in range(importers):
+        out.append(f'    "m{m:03d}": ["m{m:03d}@workspace:packages/m{m:03d}"],')
+    for i, (name, version) in enumerate(names):
+        later = rng.sample(range(i + 1, count), min(3, count - i - 1))
+        deps = ", ".join(f'"{names[j][0]}": "^{names[j][1]}"' for j in later)
+        meta = f'{{ "dependencies": {{ {deps}, }} }}' if deps else "{}"
+        integrity = f"sha512-{rng.getrandbits(256):064x}=="
+        out.append(f'    "{name}": ["{name}@{version}", "", {meta}, "{integrity}"],')
+        if i % 50 == 0 and later:
+            nested, nv = names[later[0]]
+            out.append(f'    "{name}/{nested}": ["{nested}@{nv}-nested", "", {{}}, "{integrity}"],')
+    out += ["  },", "}"]
+    return "\n".join(out) + "\n"
+
+
 class _Files:
     """The one FileTable method `lockfile_keys` reads: the lockfile's content id."""
 
@@ -101,7 +136,23 @@ def main() -> None:
     parser.add_argument("--importers", type=int, default=100)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seed", type=int, default=20240101)
+    parser.add_argument("--bun-mb", type=float, help="time bun.read on a bun.lock this large")
+    parser.add_argument("--bun-long-line", type=int, default=0, help="with a line this long")
     args = parser.parse_args()
+    if args.bun_mb:
+        bun_text = generate_bun(args.bun_mb, args.importers, args.seed, args.bun_long_line)
+        bun_graph = bun.read(bun_text)
+        read_s = best(args.runs, lambda: bun.read(bun_text))
+        print(
+            f"bun.lock: {len(bun_text) / 1e6:.1f} MB, {len(bun_graph.nodes)} packages,"
+            f" {args.importers} importers"
+        )
+        print(f"| step (best of {args.runs}) | wall | cpu |")
+        print("| --- | --- | --- |")
+        print(f"| read (bun.read) | {_ms(read_s)} |")
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+        print(f"peak RSS of this process: {peak} MB")
+        return
     text = generate(args.lines, args.importers, args.seed)
     with tempfile.TemporaryDirectory(prefix="vx-bench-lock-") as scratch:
         root = Path(scratch, "ws")

@@ -196,8 +196,9 @@ class AuditReport(Record):
 class MissReason(Record):
     """Why a cached task executed: the first key component that moved against the task's last
     cache entry, or `first run` when it has none. `kind` is a component kind (`file`, `env`,
-    `upstream`, …), `first run`, or `same key` (the last entry holds this very key: the run
-    did not read it); `how` is `changed`, `added` or `removed`."""
+    `upstream`, …), `first run`, `pruned` (runs of it saved entries, and none is left), or
+    `same key` (the last entry holds this very key: the run did not read it); `how` is
+    `changed`, `added` or `removed`."""
 
     kind: str
     name: str = ""
@@ -211,6 +212,7 @@ class MissReason(Record):
         name = escape_controls(self.name)
         words = {
             "first run": "first run",
+            "pruned": "pruned or evicted",
             "same key": "key unchanged",
             "file": f"{name} {self.how}",
             "workspace": f"{name} {self.how}",

@@ -167,6 +167,14 @@ def interrupt_when_marked(
     return proc.returncode, err, int(marker.read_text())
 
 
+def gone_by_deadline(pid: int, seconds: float = 30) -> bool:
+    """`gone`, waited for: a killed process is reaped by its parent in its own time."""
+    deadline = time.monotonic() + seconds
+    while not gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return gone(pid)
+
+
 def gone(pid: int) -> bool:
     """The process has exited (absent, or a zombie nobody has reaped yet)."""
     try:

@@ -27,6 +27,8 @@ from tests.e2e.cachews import (
 )
 from tests.e2e.runws import tree
 
+from vx.cache.logblob import unpack
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -516,7 +518,8 @@ def test_a_secret_reaches_no_artifact_no_log_row_and_no_terminal(workspace, vx, 
         ("a", "up-to-date", "success"),
     ]
 
-    logged = "".join(row[0] for row in query(cache, "SELECT text FROM entry_stdout"))
+    blocks = query(cache, "SELECT data FROM entry_log ORDER BY key, seq")
+    logged = "".join(text for (block,) in blocks for _, text in unpack(block))
     assert "tok=***" in logged
     assert "err=***" in logged
     assert "***" in logged.replace("tok=***", "").replace("err=***", "")

@@ -168,6 +168,44 @@ def test_a_prune_looping_beside_a_run_of_200_restores_fails_none(tmp_path: Path)
     rows = json.loads(out)["tasks"]
     assert len(rows) == 200
     assert {row["status"] for row in rows} == {"success"}, err
+    assert "unreadable" not in err, "an entry pruned between its row and its file is a miss"
+    assert {row["miss"]["kind"] for row in rows if "miss" in row} <= {"pruned"}
     assert sum(evicted) > 0
     for i in range(200):
         assert (ws / f"packages/{name(i)}/dist/bundle.js").read_bytes() == expected[name(i)]
+
+
+def test_an_artifact_pruned_after_its_row_was_read_is_a_plain_miss(tmp_path: Path) -> None:
+    """What a prune racing a restore leaves the restore: the row read, then no file. A miss
+    with no line about an unreadable entry, its reason the prune, and a save in its place."""
+    files, _ = generated(2)
+    ws = make_git_workspace(tmp_path / "ws", files)
+    store = tmp_path / "cache"
+    home = tmp_path / "home"
+    args = ["run", "build", "--all", "--cache-dir", str(store), "--format", "json"]
+    run_vx(args, ws, home=home).assert_ok()
+    ((key,),) = query(store, "SELECT key FROM entries WHERE project = ?", name(0))
+    (store / f"{key}.tar.zst").unlink()
+    shutil.rmtree(ws / f"packages/{name(0)}/dist")
+
+    r = run_vx(args, ws, home=home).assert_ok()
+    assert r.err.count("[vx]") == 0, r.err
+    rows = {row["id"]: row for row in json.loads(r.out)["tasks"]}
+    row = rows[f"{name(0)}#build"]
+    assert (row["status"], row["miss"]["kind"]) == ("success", "pruned"), row
+    assert row["miss"]["reason"] == "pruned or evicted"
+    assert (store / f"{key}.tar.zst").is_file(), "saved again"
+
+
+def test_a_miss_after_a_prune_says_so_not_first_run(tmp_path: Path) -> None:
+    files, _ = generated(1)
+    ws = make_git_workspace(tmp_path / "ws", files)
+    home = tmp_path / "home"
+    run = ["run", "build", "--all", "--cache-dir", "../cache"]
+    first = run_vx(run, ws, home=home).assert_ok()
+    assert "· first run" in first.out
+    run_vx(["cache", "prune", "--max-size", "1B", "--cache-dir", "../cache"], ws, home=home)
+    assert query(tmp_path / "cache", "SELECT key FROM entries") == []
+    again = run_vx(run, ws, home=home).assert_ok()
+    assert "· pruned or evicted" in again.out, again.out
+    assert "first run" not in again.out

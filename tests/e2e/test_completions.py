@@ -10,7 +10,7 @@ import shutil
 import subprocess
 
 import pytest
-from tests.conftest import base_env, make_git_workspace, vx_argv
+from tests.conftest import REPO, base_env, make_git_workspace, vx_argv
 
 
 @pytest.fixture
@@ -62,6 +62,8 @@ complete_line "$LINE"
         ("vx last --log solo#b", {"solo#build", "solo#bundle"}),
         ("vx completions f", {"fish"}),
         ("vx why --format ", {"pretty", "json"}),
+        ("vx watch --dr", set()),  # vx watch refuses --dry: never offered
+        ("vx run --dr", {"--dry"}),
     ],
 )
 def test_bash_completes(ws, line, expected):
@@ -181,3 +183,26 @@ def test_an_unknown_shell_names_the_nearest(ws):
         out.stderr
         == 'vx completions: no script for "zhs" (did you mean zsh?) — the shells are bash, zsh and fish\n'
     )
+
+
+@pytest.mark.parametrize("shell", ["bash", "fish"])
+def test_a_plugin_s_verb_completes(ws, shell):
+    """The scripts are static; the workspace's plugin verbs come from `vx completions __verbs`."""
+    root, env = ws
+    shutil.copy(REPO / "examples" / "plugins" / "vx_hello.py", root / "vx_hello.py")
+    (root / "vx.workspace.json").write_text('{"plugins": ["vx_hello:plugin"]}\n')
+    if shell == "fish":
+        if shutil.which("fish") is None:
+            pytest.skip("fish is not installed (.ci/run installs it)")
+        argv = ["fish", "--no-config", "-c", 'vx completions fish | source; complete -C "$LINE"']
+    else:
+        argv = ["bash", "-c", BASH]
+    out = subprocess.run(
+        argv,
+        env={**env, "LINE": "vx hel", "XDG_CONFIG_HOME": str(root.parent / "cfg")},
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert {row.split("\t")[0] for row in out.stdout.splitlines()} == {"hello", "help"}, out.stderr

@@ -92,10 +92,11 @@ def all_hit_after(vx: Callable[..., VxResult], root: Path, store: Path) -> None:
 ROTTEN: dict[str, str] = {
     "bad-json-manifest": 'UPDATE entries SET manifest = \'[["dist/out.txt", "f"\' WHERE key = ?',
     "short-manifest-row": 'UPDATE entries SET manifest = \'[["dist/out.txt", "f"]]\' WHERE key = ?',
-    "unknown-stream": "UPDATE entry_stdout SET stream = 'stdweird' WHERE key = ?",
+    "unknown-stream": "UPDATE entry_log SET data = x'00070100000061' WHERE key = ?",
     "text-for-a-number": "UPDATE entries SET size = 'large' WHERE key = ?",
     "null-for-a-number": "UPDATE entries SET duration_ms = 'slow' WHERE key = ?",
-    "non-utf8-log": "UPDATE entry_stdout SET text = CAST(X'66FF80FE' AS TEXT) WHERE key = ?",
+    "non-utf8-log": "UPDATE entry_log SET data = x'00000400000066FF80FE' WHERE key = ?",
+    "not-a-zstd-frame": "UPDATE entry_log SET data = x'01FFFFFFFF' WHERE key = ?",
     "non-utf8-manifest": "UPDATE entries SET manifest = CAST(X'5BFF5D' AS TEXT) WHERE key = ?",
 }
 
@@ -123,7 +124,7 @@ def test_a_rotten_row_is_a_miss_that_is_dropped(workspace, vx, tmp_path, damage)
 # a table gone: the file is damaged, set aside at the end of the run, and the next starts afresh
 
 
-@pytest.mark.parametrize("table", ["entries", "entry_stdout", "entry_inputs", "runs"])
+@pytest.mark.parametrize("table", ["entries", "entry_log", "entry_inputs", "runs"])
 def test_a_missing_table_sets_the_index_aside(workspace, vx, tmp_path, table):
     """a#build's source changes, so the run saves (and records) as well as probes: each
     table is met whichever it is."""
@@ -197,7 +198,7 @@ def garble_page(store: Path, *, table: str | None) -> None:
         f.write(bytes([0xA5, 0x3C, 0xFF, 0x00, 0x7E]) * (size // 5))
 
 
-@pytest.mark.parametrize("where", ["entries", "entry_stdout", "entry_inputs", "runs", "middle"])
+@pytest.mark.parametrize("where", ["entries", "entry_log", "entry_inputs", "runs", "middle"])
 def test_a_garbled_page_is_moved_aside_and_the_run_goes_on(workspace, vx, tmp_path, where):
     """As with a missing table, a#build's source changes so the run reads, saves and records."""
     root = cached_workspace(workspace)

@@ -71,7 +71,7 @@ def test_info_rows_and_json_after_a_flake(tmp_path: Path) -> None:
         "memory: [VARIES]\n"
         "cache dir:        ~/[STORE]\n"
         "cache store:      ~/[STORE]\n"
-        "cache versions:   keys vx-cache-v3 · index schema v3\n"
+        "cache versions:   keys vx-cache-v3 · index schema v4\n"
         f"cache entries:    3 ({pretty.out.split('cache entries:    3 (')[1].split(')')[0]})\n"
         "task runs (24h):  5 (1 cache hit)\n"
         "flaky tasks:      1 — a#test (1 of 3 runs failed on unchanged inputs)\n"

@@ -740,3 +740,26 @@ def test_a_uv_workspace_is_adopted_with_one_workspace_file(
     assert sorted(p.name for p in root.rglob("vx.config.*")) == []
     shown = vx(["show", "b", "--format", "json"], root).assert_ok().json()
     assert "build" in json.dumps(shown)
+
+
+def test_the_root_note_quotes_a_script_the_root_has(
+    workspace: Callable[..., Path], vx: Callable[..., VxResult]
+) -> None:
+    """The root fans out lint only: the note names that script, not a build it never had."""
+    root = workspace(
+        {
+            "package.json": {
+                "name": "root",
+                "private": True,
+                "workspaces": ["packages/*"],
+                "scripts": {"lint": "npm run lint --workspaces --if-present"},
+            },
+            "packages/a/package.json": {"name": "a", "scripts": {"lint": "node -e 0"}},
+        }
+    )
+    result = vx(["init"], root).assert_ok()
+    assert (
+        "note: vx run lint --all replaces what the root ran as"
+        " npm run lint --workspaces --if-present\n"
+    ) in result.out, result.out
+    assert "npm run build" not in result.out

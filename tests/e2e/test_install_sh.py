@@ -17,7 +17,7 @@ from tests.e2e.releaseserver import (
     ReleaseServer,
     Route,
     folder_tarball,
-    gone,
+    gone_by_deadline,
     hanging_vx,
     interrupt_when_marked,
 )
@@ -173,7 +173,7 @@ def test_an_interrupt_before_the_flip_installs_nothing(server, tmp_path):
     assert str((root / "bin" / "vx").readlink()) == "../lib/vx-0.1.0/vx"
     assert sorted(p.name for p in (root / "lib").iterdir()) == ["vx-0.1.0"]
     assert sorted(p.name for p in (root / "bin").iterdir()) == ["vx"]
-    assert gone(pid)
+    assert gone_by_deadline(pid)
 
 
 def test_vx_install_dir_and_a_pinned_version(server, tmp_path):

@@ -216,7 +216,31 @@ def test_migrate_from_nx_writes_what_the_live_reader_gives(
         "wrote packages/lib/vx.config.json",
     ]
     assert done.err == WARNINGS
+    assert done.out.splitlines()[-1].endswith(
+        "(nx.json and project.json are no longer read; delete them when you are ready)"
+    )
     for project in ("@acme/app", "@acme/lib"):
         assert _tasks(vx, native, project) == _tasks(vx, live, project), project
     shown = vx(["show"], native).assert_ok().out
     assert "[scope:shared]" in shown  # project.json tags travel too
+
+
+def test_a_warning_names_the_file_the_target_came_from_and_no_task_of_its_own_choosing(
+    workspace: Callable[..., Path], vx: Callable[..., VxResult]
+) -> None:
+    """A package with no project.json, whose lint reads its dependencies' files."""
+    files = {
+        "package.json": {"name": "acme", "private": True, "workspaces": ["packages/*"]},
+        "vx.workspace.json": {"tasksFrom": "nx"},
+        "nx.json": {
+            "namedInputs": {"default": ["{projectRoot}/**/*"]},
+            "targetDefaults": {"lint": {"inputs": ["default", "^default"], "cache": True}},
+        },
+        "packages/lib/package.json": {"name": "lib", "scripts": {"lint": "echo lint"}},
+    }
+    root = workspace(files)
+    shown = vx(["show"], root).assert_ok()
+    (line,) = [w for w in shown.err.splitlines() if "^default" in w]
+    assert line.startswith("warning: packages/lib/package.json: "), line
+    assert "^build" not in line
+    assert '"dependsOn": ["^<task>"]' in line

@@ -337,6 +337,21 @@ def test_github_base_ref_names_the_base(tmp_path: Path, vx: Callable[..., VxResu
     assert set(kept) == {"docs#build", "lib#build", "ui#build", "app#build"}
 
 
+def test_a_github_base_ref_the_clone_never_fetched_is_refused(
+    tmp_path: Path, vx: Callable[..., VxResult]
+) -> None:
+    """origin/HEAD is there, but a pull request into `release` must not diff from it."""
+    origin = standard(tmp_path)
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "-b", "main", f"file://{origin}", str(clone))
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_BASE_REF": "release"}
+    refused = vx(["run", "build", "--affected"], clone, env=env).assert_code(1)
+    assert refused.err == (
+        "--affected: the CI's base origin/release or release is not in this clone — fetch it"
+        " (git fetch origin release; in CI: fetch-depth: 0), or name one: --affected=<ref>\n"
+    ), refused.err
+
+
 def test_refs_are_checked_before_git_sees_them(tmp_path: Path, vx: Callable[..., VxResult]) -> None:
     root = standard(tmp_path)
     ranged = vx(["run", "build", "--affected=HEAD~1..main"], root).assert_code(1)

@@ -50,7 +50,7 @@ def test_a_key_that_fails_after_it_passed_is_flaky(workspace, vx) -> None:
         "failed  miss     a#test · key unchanged flaky - passed 2\u00d7 before"
     )
     close = next(line for line in r.out.splitlines() if line.startswith("└─ a#test"))
-    assert close.endswith("failed (exit 1) flaky - passed 2\u00d7 before")
+    assert close.endswith("failed (exit 1) · key unchanged flaky - passed 2\u00d7 before")
     doc = vx(["run", "a#test", "--force", "--format", "json"], root).assert_code(1)
     row = summary_row(doc.out, "a#test")
     assert row["status"] == "failed"
@@ -76,7 +76,7 @@ def test_a_pass_that_needed_a_retry_is_flaky(workspace, vx) -> None:
     (root / "count").unlink()
     r = vx(["run", "a#retried", "--retry=1", "--force"], root).assert_ok()
     close = next(line for line in r.out.splitlines() if line.startswith("└─ a#retried"))
-    assert close.endswith("success flaky - failed 2\u00d7 before · 2 attempts")
+    assert close.endswith("success · key unchanged flaky - failed 2\u00d7 before · 2 attempts")
 
 
 def test_a_break_and_a_recovery_carry_no_note(workspace, vx) -> None:
@@ -142,7 +142,7 @@ def test_a_run_past_a_failed_dependency_never_counts_toward_flakiness(workspace,
     (root / "FAIL").unlink()
     again = vx(["run", "a#use", "--force"], root).assert_ok()
     close = next(line for line in again.out.splitlines() if line.startswith("└─ a#use"))
-    assert close.endswith("success")
+    assert close.endswith("success · key unchanged")
     (root / "FAIL").write_text("")
     vx(["run", "a#use", "--force", "--continue"], root).assert_code(1)
     (root / "FAIL").unlink()

@@ -244,7 +244,7 @@ $ mkdir -p dist && echo lib > dist/lib.txt && echo lib built
 
 lib built
 
-└─ lib#build ── ([DURATION]) success
+└─ lib#build ── ([DURATION]) success · first run
 
 ┌─ app#build > success
 
@@ -310,7 +310,7 @@ def test_github_actions_groups_annotates_and_fences(workspace, vx):
         rf"^::stop-commands::{token}\n.*?^::{token}::$", "", r.out, flags=re.MULTILINE | re.DOTALL
     )
 
-    def group(task: str, cmd: str, out: str) -> str:
+    def group(task: str, cmd: str, out: str, note: str = "") -> str:
         return f"""::group::{task} (success [DURATION])
 ::stop-commands::[TOKEN]
 ┌─ {task} > success
@@ -321,7 +321,7 @@ $ {cmd}
 
 {out}
 
-└─ {task} ── ([DURATION]) success
+└─ {task} ── ([DURATION]) success{note}
 
 ::[TOKEN]::
 ::endgroup::
@@ -329,7 +329,10 @@ $ {cmd}
 
     expected = (
         group(
-            "lib#build", "mkdir -p dist && echo lib > dist/lib.txt && echo lib built", "lib built"
+            "lib#build",
+            "mkdir -p dist && echo lib > dist/lib.txt && echo lib built",
+            "lib built",
+            " · first run",
         )
         + "\n"
         + group(
@@ -375,7 +378,7 @@ $ mkdir -p dist && echo lib > dist/lib.txt && echo lib built
 
 lib built
 
-└─ lib#build ── ([DURATION]) success
+└─ lib#build ── ([DURATION]) success · first run
 
 ┌─ app#build > success
 
@@ -481,3 +484,14 @@ web built
         + TABLE
         + FOOTER_GREEN_3,
     )
+
+
+def test_a_lone_task_s_frame_says_why_it_missed(workspace, vx):
+    """The framed flow (one task, its frame live) closes with the reason a row would show."""
+    build = {"exec": "echo built", "cache": {"inputs": {"env": ["API_URL"]}}}
+    root = workspace(tree({"web": ((), {"build": build})}))
+    first = vx(["run", "web#build"], root, env={"API_URL": "a"}).assert_ok()
+    assert "└─ web#build ── (" in first.out
+    assert plain(first.out).split("\n\n─ vx")[0].endswith(") success · first run"), repr(first)
+    moved = vx(["run", "web#build"], root, env={"API_URL": "b"}).assert_ok()
+    assert plain(moved.out).split("\n\n─ vx")[0].endswith(") success · env API_URL"), repr(moved)

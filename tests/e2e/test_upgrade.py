@@ -16,7 +16,13 @@ import sys
 
 import pytest
 from tests.conftest import REPO, base_env
-from tests.e2e.releaseserver import ReleaseServer, Route, gone, hanging_vx, interrupt_when_marked
+from tests.e2e.releaseserver import (
+    ReleaseServer,
+    Route,
+    gone_by_deadline,
+    hanging_vx,
+    interrupt_when_marked,
+)
 
 NEW = b'#!/bin/sh\necho "vx 0.2.0"\n'
 NO_START = b"#!/bin/sh\necho 'cannot execute: wrong ELF class' >&2\nexit 126\n"
@@ -265,7 +271,7 @@ def test_ctrl_c_during_the_probe_swaps_back_and_kills_the_probe(installed, serve
     assert "Traceback" not in err
     assert digest(installed) == before
     assert leftovers(installed) == []
-    assert gone(pid)
+    assert gone_by_deadline(pid)
 
 
 def test_a_new_vx_leaving_a_daemon_on_its_stdout_is_not_waited_for(installed, server, tmp_path):

@@ -17,7 +17,7 @@ from tests.e2e.releaseserver import (
     ReleaseServer,
     Route,
     folder_tarball,
-    gone,
+    gone_by_deadline,
     hanging_vx,
     interrupt_when_marked,
 )
@@ -204,7 +204,7 @@ def test_ctrl_c_during_the_probe_puts_the_old_link_back_and_kills_the_probe(root
     assert code != 0
     assert "Traceback" not in err
     assert state(root) == BEFORE
-    assert gone(pid)
+    assert gone_by_deadline(pid)
 
 
 def test_a_release_whose_folder_is_the_running_one_is_refused_in_one_line(root, server, tmp_path):

@@ -223,7 +223,7 @@ def draft_scripts(scan: RepoScan) -> tuple[Drafts, list[str]]:
                 owner = () if package.name is None else (f"{package.name}#{task.name}",)
                 carried[task.name] = (*carried.get(task.name, ()), *owner)
         root_draft, left_out, beside = draft_root(manifest, host, member_dirs, carried)
-        notes.extend(root_notes(left_out, host, beside))
+        notes.extend(root_notes(left_out, manifest, beside))
         if root_draft.tasks:
             drafts["."] = (PackageInfo(".", _name(manifest), manifest), root_draft)
     notes.extend(_package_notes(drafts, host))

@@ -18,6 +18,7 @@ from vx.adopt.init_tasks import (
 from vx.errors import ConfigError
 from vx.util.fuzzy import listing
 from vx.util.record import Record
+from vx.util.text import clip
 from vx.workspace.manifests import PACKAGE_JSON, load_json_object
 
 if TYPE_CHECKING:
@@ -163,22 +164,15 @@ def _after_members(task: TaskDraft, member_ids: tuple[str, ...]) -> TaskDraft:
 
 
 def root_notes(
-    left_out: list[tuple[str, str]], host: ScriptHost, beside: Sequence[Beside]
+    left_out: list[tuple[str, str]], manifest: Mapping[str, object], beside: Sequence[Beside]
 ) -> list[str]:
-    """The report's lines on root scripts left out or split, and how vx runs what they ran."""
+    """The report's lines on root scripts left out or split, and how vx runs what they ran:
+    quoting a script the root has, never an example of the manager's."""
     if not left_out and not beside:
         return []
     by_reason: dict[str, list[str]] = {}
     for name, reason in left_out:
         by_reason.setdefault(reason, []).append(name)
-    example = {
-        "npm": "npm run build --workspaces",
-        "pnpm": "pnpm -r build",
-        "bun": "bun run --filter '*' build",
-    }.get(
-        host.name,
-        "yarn workspaces foreach -A run build" if host.berry else "yarn workspaces run build",
-    )
     notes = [
         f"root scripts left out ({reason}): {', '.join(names)}"
         for reason, names in by_reason.items()
@@ -188,5 +182,9 @@ def root_notes(
         f" run after every member's {b.member_task}"
         for b in beside
     )
-    notes.append(f"vx run build --all replaces what the root ran as {example}")
+    fanned = by_reason.get(RUNS_MEMBERS, [])
+    if fanned:
+        name = "build" if "build" in fanned else fanned[0]
+        ran = clip(script_table(manifest).get(name, ""), 120)
+        notes.append(f"vx run {name} --all replaces what the root ran as {ran}")
     return notes

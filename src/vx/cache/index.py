@@ -10,26 +10,36 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from vx.cache.indexrows import damaged_schema, entry_from_row, log_from_rows, primary_code
+from vx.cache.indexrows import (
+    damaged_schema,
+    entry_from_row,
+    primary_code,
+)
 from vx.cache.key import KeyComponent, Kind
+from vx.cache.logblob import RottenLogError, pack, unpack
 from vx.cache.runlog import RUN_SCHEMA, RunLog
 from vx.errors import ErrorCode
 from vx.util.record import Record
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
     from pathlib import Path
 
     from vx.cache.manifest import ArtifactInfo
     from vx.events import Stream
 
-SCHEMA_VERSION = 3
+    Logs = Mapping[str, Iterable["LogChunk"]]
+    """Logs by entry key; an entry whose log is empty is absent."""
+
+SCHEMA_VERSION = 4
 """Bumping it resets every table on the next open (never the artifacts); `test_index` pins it."""
 
 INDEX_NAME = "cache.db"
 BUSY_TIMEOUT_MS = 10_000
 
 _CORRUPT = frozenset({sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT})
+_HELD_CHARS = 1 << 22
+"""How much log text `entry_logs` keeps decoded in all; a log past that is read again."""
 
 _SCHEMA = (
     "CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -37,14 +47,14 @@ _SCHEMA = (
         key TEXT PRIMARY KEY, project TEXT NOT NULL, task TEXT NOT NULL,
         size INTEGER NOT NULL, digest TEXT NOT NULL,
         created_at INTEGER NOT NULL, last_used_at INTEGER NOT NULL,
-        duration_ms REAL, cpu_ms REAL, peak_rss_bytes INTEGER, manifest TEXT NOT NULL)""",
+        duration_ms REAL, cpu_ms REAL, peak_rss_bytes INTEGER, manifest TEXT NOT NULL,
+        log_size INTEGER NOT NULL)""",
     """CREATE TABLE entry_inputs (
         key TEXT NOT NULL, seq INTEGER NOT NULL,
         kind TEXT NOT NULL, name TEXT NOT NULL, digest TEXT NOT NULL,
         PRIMARY KEY (key, seq))""",
-    """CREATE TABLE entry_stdout (
-        key TEXT NOT NULL, seq INTEGER NOT NULL, stream TEXT NOT NULL, text TEXT NOT NULL,
-        PRIMARY KEY (key, seq))""",
+    """CREATE TABLE entry_log (
+        key TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (key, seq))""",
     *RUN_SCHEMA,
 )
 
@@ -80,6 +90,26 @@ class LogChunk(Record):
 
     stream: Stream
     text: str
+
+
+class StoredLog:
+    """A long log, read from its rows a block at a time each time it is iterated.
+
+    `Index.entry_log` proved every block decodes; a row gone or changed since (a prune, a
+    damaged file) ends the log there rather than failing the replay half-way.
+    """
+
+    def __init__(self, index: Index, key: str) -> None:
+        self._index = index
+        self._key = key
+
+    def __iter__(self) -> Iterator[LogChunk]:
+        try:
+            for block in self._index.log_blocks(self._key):
+                for stream, text in unpack(block):
+                    yield LogChunk(stream, text)
+        except (sqlite3.Error, RottenLogError):
+            return
 
 
 class Entry(Record):
@@ -560,16 +590,19 @@ class Index(RunLog):
             return
         now = self._now_ms()
         with self._write() as tx:
+            log_sizes = []
             for e in entries:
                 _delete_entry(tx, e.key)
+                log_sizes.append(_insert_log(tx, e.key, e.log))
             tx.executemany(
-                "INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     (
                         *(e.key, e.project, e.task, e.artifact.size, e.artifact.digest, now, now),
                         *(e.duration_ms, e.cpu_ms, e.peak_rss_bytes, e.artifact.manifest_json()),
+                        log_size,
                     )
-                    for e in entries
+                    for e, log_size in zip(entries, log_sizes, strict=True)
                 ),
             )
             tx.executemany(
@@ -579,10 +612,6 @@ class Index(RunLog):
                     for e in entries
                     for i, c in enumerate(e.inputs)
                 ),
-            )
-            tx.executemany(
-                "INSERT INTO entry_stdout VALUES (?, ?, ?, ?)",
-                ((e.key, i, str(c.stream), c.text) for e in entries for i, c in enumerate(e.log)),
             )
 
     def drop_entry(self, key: str) -> None:
@@ -615,29 +644,68 @@ class Index(RunLog):
             pass
         return ()
 
-    def entry_log(self, key: str) -> tuple[LogChunk, ...] | None:
-        """The log a hit replays, in order; None when it does not read, which makes the entry
-        a miss (and drops it)."""
+    def entry_log(self, key: str) -> Iterable[LogChunk] | None:
+        """The log a hit replays, read through once to prove every block decodes; None when
+        one does not, which makes the entry a miss (and drops it).
+
+        A short log comes back decoded, so a prune racing the replay cannot cut it; a long one
+        (past `_HELD_CHARS`) is read again a block at a time as it is replayed, so a replay
+        never holds more of it than a block.
+        """
         if self.off is not None:
             return None
         try:
-            rows = (
-                self._conn()
-                .execute("SELECT stream, text FROM entry_stdout WHERE key = ? ORDER BY seq", (key,))
-                .fetchall()
-            )
+            return self._read_logs([key]).get(key, ())
         except sqlite3.DatabaseError as err:
             self._unreadable(key, err)
-            return None
-        chunks = log_from_rows(rows)
-        if chunks is None:
+        except RottenLogError:
             self._drop_rotten(key)
+        return None
+
+    def entry_logs(self, keys: Sequence[str]) -> Logs | None:
+        """`entry_log` of each of `keys` in a few queries, for a warm replay of many tasks;
+        None when one does not read (the full path then judges each entry)."""
+        if self.off is not None:
             return None
-        return tuple(LogChunk(stream, text) for stream, text in chunks)
+        try:
+            return self._read_logs(keys)
+        except (sqlite3.DatabaseError, RottenLogError):
+            return None
+
+    def _read_logs(self, keys: Sequence[str]) -> dict[str, Iterable[LogChunk]]:
+        """Each of `keys`' logs, every block decoded once: held while `_HELD_CHARS` in all
+        allows, else a `StoredLog` that reads the rows again. Raises what reading raises."""
+        out: dict[str, Iterable[LogChunk]] = {}
+        held: dict[str, list[LogChunk]] = {}
+        budget = _HELD_CHARS
+        conn = self._conn()
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT key, data FROM entry_log WHERE key IN ({marks}) ORDER BY key, seq"  # noqa: S608
+            for key, block in conn.execute(sql, chunk):
+                decoded = [LogChunk(stream, text) for stream, text in unpack(block)]
+                budget -= sum(len(c.text) for c in decoded)
+                if key in out:
+                    continue  # read again on replay: only proven here
+                if budget < 0:
+                    held.pop(key, None)
+                    out[key] = StoredLog(self, key)
+                else:
+                    held.setdefault(key, []).extend(decoded)
+        return {**held, **out}
+
+    def log_blocks(self, key: str) -> Iterator[object]:
+        """The stored blocks of the entry's log, in order, as the rows are read."""
+        rows = self._conn().execute("SELECT data FROM entry_log WHERE key = ? ORDER BY seq", (key,))
+        for (block,) in rows:
+            yield block
 
     def stats(self) -> IndexStats:
         count, size = (
-            self._conn().execute("SELECT count(*), coalesce(sum(size), 0) FROM entries").fetchone()
+            self._conn()
+            .execute("SELECT count(*), coalesce(sum(size + log_size), 0) FROM entries")
+            .fetchone()
         )
         return IndexStats(int(count), int(size))
 
@@ -665,8 +733,13 @@ class Index(RunLog):
         return out
 
     def retention_rows(self) -> list[tuple[str, int, int]]:
-        """Every entry's `(key, size, last_used_at ms)`: what a prune's policy judges."""
-        rows = self._conn().execute("SELECT key, size, last_used_at FROM entries").fetchall()
+        """Every entry's `(key, size, last_used_at ms)`: what a prune's policy judges, the size
+        its artifact's and its stored log's together."""
+        rows = (
+            self._conn()
+            .execute("SELECT key, size + log_size, last_used_at FROM entries")
+            .fetchall()
+        )
         return [(str(k), int(size), int(used)) for k, size, used in rows]
 
     def oldest_use_ms(self) -> int | None:
@@ -688,7 +761,7 @@ class Index(RunLog):
                 )
                 if cur.rowcount:
                     tx.execute("DELETE FROM entry_inputs WHERE key = ?", (key,))
-                    tx.execute("DELETE FROM entry_stdout WHERE key = ?", (key,))
+                    tx.execute("DELETE FROM entry_log WHERE key = ?", (key,))
                     gone.add(key)
         return gone
 
@@ -733,5 +806,19 @@ def _identity(path: Path) -> tuple[int, int] | None:
 
 
 def _delete_entry(tx: sqlite3.Connection, key: str) -> None:
-    for table in ("entries", "entry_inputs", "entry_stdout"):
+    for table in ("entries", "entry_inputs", "entry_log"):
         tx.execute(f"DELETE FROM {table} WHERE key = ?", (key,))  # noqa: S608  fixed names
+
+
+def _insert_log(tx: sqlite3.Connection, key: str, log: Iterable[tuple[Stream, str]]) -> int:
+    """Store `log` as blocks, one row each, made as they are written; the bytes stored."""
+    stored = 0
+
+    def rows() -> Iterator[tuple[str, int, bytes]]:
+        nonlocal stored
+        for seq, block in enumerate(pack(log)):
+            stored += len(block)
+            yield key, seq, block
+
+    tx.executemany("INSERT INTO entry_log VALUES (?, ?, ?)", rows())
+    return stored

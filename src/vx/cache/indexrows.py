@@ -13,7 +13,7 @@ from contextlib import closing
 from typing import TYPE_CHECKING, TypeGuard
 
 from vx.cache.manifest import ArtifactInfo
-from vx.events import Stream
+from vx.events import CacheOutcome, TaskStatus
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 EntryFields = tuple[str, str, ArtifactInfo, int, int, float | None, float | None, int | None]
 """An `Entry` without its key: project, task, artifact, created, last used, and the costs."""
 
-_STREAMS = {str(s): s for s in Stream}
+_STATUSES = {str(s): s for s in TaskStatus}
+_OUTCOMES = {str(c): c for c in CacheOutcome}
 _ROTTEN_MANIFEST = (
     ValueError,
     TypeError,
@@ -69,17 +70,58 @@ def entry_from_row(row: Sequence[object]) -> EntryFields | None:
     return project, task, artifact, created, used, duration, cpu, rss
 
 
-def log_from_rows(rows: Sequence[Sequence[object]]) -> list[tuple[Stream, str]] | None:
-    """`entry_stdout` rows (stream, text) as chunks; None when one holds anything else."""
-    out: list[tuple[Stream, str]] = []
-    for row in rows:
-        if len(row) != 2:
-            return None
-        name, text = row
-        stream = _STREAMS.get(name) if isinstance(name, str) else None
-        if stream is None or not isinstance(text, str):
-            return None
-        out.append((stream, text))
+def _text(value: object) -> TypeGuard[str | None]:
+    return value is None or isinstance(value, str)
+
+
+def _whole(value: object) -> TypeGuard[int | None]:
+    return value is None or type(value) is int
+
+
+def run_from_row(row: Sequence[object]) -> list[object] | None:
+    """A `runs` row (`_RUN_COLUMNS` in `index`) with its status and cache as enums; None when
+    a cell holds what vx never writes there (a hand edit, a rotten page): the history is then
+    read without that row, as a shorter one."""
+    if len(row) != 17:
+        return None
+    out = list(row)
+    run_id, project, task, status, cache, key, exit_code, duration = row[:8]
+    if not (isinstance(run_id, str) and isinstance(project, str) and isinstance(task, str)):
+        return None
+    if status not in _STATUSES or cache not in _OUTCOMES:
+        return None
+    out[3], out[4] = _STATUSES[str(status)], _OUTCOMES[str(cache)]
+    if not (_text(key) and _whole(exit_code) and type(duration) in (int, float)):
+        return None
+    cpu, rss, started, ended, attempts, timed_out, blocked_by, reason, tainted = row[8:]
+    if not (_cost(cpu) and _whole(rss) and _whole(started) and _whole(ended)):
+        return None
+    if not (_count(attempts) and _whole(timed_out) and _whole(tainted)):
+        return None
+    if not (_text(blocked_by) and _text(reason)):
+        return None
+    out[13], out[16] = bool(timed_out), bool(tainted)
+    return out
+
+
+def invocation_from_row(row: Sequence[object]) -> list[object] | None:
+    """An `invocations` row with its tags as pairs; None, as for `run_from_row`, when a cell
+    holds what vx never writes there. Tags that do not read are none."""
+    if len(row) != 13:
+        return None
+    out = list(row)
+    run_id, command, started, ended, exit_code, branch, sha, ci, tags = row[:9]
+    if not (isinstance(run_id, str) and isinstance(command, str)):
+        return None
+    if not (_count(started) and _count(ended) and type(exit_code) is int):
+        return None
+    if not (_text(branch) and _text(sha) and _text(ci)) or not all(map(_count, row[9:])):
+        return None
+    try:
+        pairs = json.loads(str(tags))
+        out[8] = tuple((str(k), str(v)) for k, v in pairs.items())
+    except (ValueError, AttributeError, RecursionError):
+        out[8] = ()
     return out
 
 

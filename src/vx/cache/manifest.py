@@ -80,14 +80,18 @@ class CorruptArtifact(Exception):  # noqa: N818  the name says what the caller l
     """An artifact that must not be restored: a miss for the caller, never a partial restore.
 
     `blocked` means the bytes may be fine but the disk refused them (a symlink or a
-    directory in the way, a full disk): keep the entry. Otherwise the entry is bad: drop it.
+    directory in the way, a full disk): keep the entry. `missing` means there is no file: a
+    prune took it after its row was read, a plain miss. Otherwise the entry is bad: drop it.
     """
 
-    def __init__(self, path: str, reason: str, *, blocked: bool = False) -> None:
+    def __init__(
+        self, path: str, reason: str, *, blocked: bool = False, missing: bool = False
+    ) -> None:
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
         self.blocked = blocked
+        self.missing = missing
 
 
 class Unarchivable(Exception):  # noqa: N818

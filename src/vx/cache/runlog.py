@@ -11,6 +11,7 @@ import json
 import sqlite3
 from typing import TYPE_CHECKING
 
+from vx.cache.indexrows import invocation_from_row, run_from_row
 from vx.events import EMPTY_OUTPUTS, CacheOutcome, TaskStatus
 from vx.util.record import Record
 
@@ -282,8 +283,11 @@ class RunLog:
         if task is not None:
             sql += " AND r.project = ? AND r.task = ? AND r.key = ?"
             args += list(task)
-        rows = self._conn().execute(sql + " ORDER BY r.id", args).fetchall()
-        return [(str(p), str(t), str(k), str(s), int(a or 1)) for p, t, k, s, a in rows]
+        rows = self._history(sql + " ORDER BY r.id", args)
+        return [
+            (str(p), str(t), str(k), str(s), a if type(a) is int and a > 0 else 1)
+            for p, t, k, s, a in rows
+        ]
 
     def last_entry_inputs(self, project: str, task: str) -> tuple[KeyComponent, ...] | None:
         """The components of the newest key the task ran on that still has an entry: what a
@@ -312,43 +316,76 @@ class RunLog:
             return None
         return self.entry_inputs(row[0])
 
+    def kept_before(self, project: str, task: str) -> bool:
+        """Whether a recorded run of the task succeeded on the cache (executed and saved, or
+        hit): an entry held its key once, so with none now a prune or eviction took it."""
+        if self.off is not None:
+            return False
+        try:
+            row = (
+                self._conn()
+                .execute(
+                    "SELECT 1 FROM runs WHERE project = ? AND task = ? AND status = ?"
+                    " AND cache IN (?, ?, ?, ?) LIMIT 1",
+                    (project, task, str(TaskStatus.SUCCESS), str(CacheOutcome.MISS), *_HITS),
+                )
+                .fetchone()
+            )
+        except sqlite3.DatabaseError as err:
+            self._damaged(err)
+            return False
+        return row is not None
+
     def invocations(
         self, *, limit: int, failed: bool = False, prefix: str = ""
     ) -> list[InvocationRow]:
         """Recorded runs, newest first (the order they were recorded, not their clocks);
         `failed` keeps those that exited non-zero, `prefix` those whose id starts with it."""
-        rows = self._conn().execute(
+        rows = self._history(
             "SELECT run_id, command, started_at, ended_at, exit_code, git_branch, git_sha,"
             " ci_provider, tags, tasks, cache_hits, failed, skipped FROM invocations"
             " WHERE run_id >= ? AND run_id < ? AND (? = 0 OR exit_code != 0)"
             " ORDER BY rowid DESC LIMIT ?",
             (prefix, prefix + "\uffff", int(failed), limit),
         )
-        return [_invocation(row) for row in rows]
+        return _invocations(rows)
 
     def run_rows(self, run_id: str) -> list[RunRow]:
         """One run's task rows, in the order they finished."""
-        rows = self._conn().execute(
+        rows = self._history(
             f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ? ORDER BY id",  # noqa: S608
             (run_id,),
         )
-        return [_run_row(row) for row in rows]
+        return _run_rows(rows)
 
     def task_runs(self, project: str, task: str, *, limit: int) -> list[tuple[RunRow, int]]:
         """The task's newest rows with their run's start (ms), newest first, through
         `runs_by_task`."""
-        rows = self._conn().execute(
+        rows = self._history(
             f"SELECT {_RUN_COLUMNS}, (SELECT i.started_at FROM invocations AS i"  # noqa: S608
             " WHERE i.run_id = runs.run_id) FROM runs WHERE project = ? AND task = ?"
             " ORDER BY id DESC LIMIT ?",
             (project, task, limit),
         )
-        return [(_run_row(row[:-1]), int(row[-1] or 0)) for row in rows]
+        out = []
+        for row in rows:
+            started = row[-1] if type(row[-1]) is int else 0
+            out += [(run, started) for run in _run_rows([row[:-1]])]
+        return out
+
+    def _history(self, sql: str, params: Sequence[object]) -> list[tuple[object, ...]]:
+        """The rows of a history query; none when the tables do not read (a table gone, a
+        rotten page): what `vx last`, `vx why` and `vx info` show of a damaged history is a
+        shorter one, never a stack. A run meets the damage on its own reads and writes."""
+        try:
+            return self._conn().execute(sql, params).fetchall()
+        except sqlite3.DatabaseError:
+            return []
 
     def task_ids(self) -> list[tuple[str, str]]:
         """Every (project, task) any recorded run holds: what a name is resolved against."""
-        rows = self._conn().execute("SELECT DISTINCT project, task FROM runs ORDER BY 1, 2")
-        return [(str(p), str(t)) for p, t in rows]
+        rows = self._history("SELECT DISTINCT project, task FROM runs ORDER BY 1, 2", ())
+        return [(p, t) for p, t in rows if isinstance(p, str) and isinstance(t, str)]
 
 
 _RUN_COLUMNS = (
@@ -357,23 +394,17 @@ _RUN_COLUMNS = (
 )
 
 
-def _run_row(row: Sequence[object]) -> RunRow:
-    values = list(row)
-    values[3] = TaskStatus(str(values[3]))
-    values[4] = CacheOutcome(str(values[4]))
-    values[13] = bool(values[13])
-    values[16] = bool(values[16])
-    return RunRow(*values)  # type: ignore[arg-type]
+def _run_rows(rows: Iterable[Sequence[object]]) -> list[RunRow]:
+    """The rows that read as vx wrote them (`run_from_row`); the rest are left out."""
+    return [RunRow(*v) for v in map(run_from_row, rows) if v is not None]  # type: ignore[arg-type]
 
 
-def _invocation(row: Sequence[object]) -> InvocationRow:
-    values = list(row)
-    try:
-        tags = json.loads(str(values[8]))
-        values[8] = tuple((str(k), str(v)) for k, v in tags.items())
-    except (ValueError, AttributeError):
-        values[8] = ()
-    return InvocationRow(*values)  # type: ignore[arg-type]
+def _invocations(rows: Iterable[Sequence[object]]) -> list[InvocationRow]:
+    return [
+        InvocationRow(*v)  # type: ignore[arg-type]
+        for v in map(invocation_from_row, rows)
+        if v is not None
+    ]
 
 
 def _insert_runs(tx: sqlite3.Connection, rows: Iterable[RunRow]) -> None:

@@ -210,7 +210,7 @@ class Store:
         try:
             fd = os.open(path, _OPEN_FLAGS)
         except FileNotFoundError as err:
-            raise CorruptArtifact(str(path), "missing") from err
+            raise CorruptArtifact(str(path), "missing", missing=True) from err
         except OSError as err:
             raise CorruptArtifact(str(path), f"unreadable ({_reason(err)})") from err
         try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vx.cli.completion_table import TASKS, TASKS_WORD, VerbSpec
+from vx.cli.completion_table import TASKS, TASKS_WORD, VERBS_WORD, VerbSpec
 from vx.cli.parser import Takes
 
 if TYPE_CHECKING:
@@ -51,6 +51,9 @@ def _lookups(specs: Sequence[VerbSpec], fn: str) -> list[str]:
         fn.format("_vx_tasks") + " {",
         f'  "${{_vx_cmd:-vx}}" completions {TASKS_WORD} 2>/dev/null',
         "}",
+        fn.format("_vx_plugin_verbs") + " {",
+        f'  "${{_vx_cmd:-vx}}" completions {VERBS_WORD} 2>/dev/null',
+        "}",
     ]
     return lines
 
@@ -70,7 +73,7 @@ _vx() {{
     case "${{COMP_WORDS[i]}}" in -* | =) ;; *) verb="${{COMP_WORDS[i]}}"; break ;; esac
   done
   if [ -z "$verb" ]; then
-    COMPREPLY=($(compgen -W '{verbs} --help --version' -- "$cur"))
+    COMPREPLY=($(compgen -W "{verbs} $(_vx_plugin_verbs) --help --version" -- "$cur"))
     return
   fi
   flag=""
@@ -115,7 +118,7 @@ _vx() {{
     case "${{words[i]}}" in -*) ;; *) verb="${{words[i]}}"; break ;; esac
   done
   if [[ -z $verb ]]; then
-    compadd -- {verbs} --help --version
+    compadd -- {verbs} ${{=$(_vx_plugin_verbs)}} --help --version
     return
   fi
   if [[ $cur == --*=* ]]; then
@@ -154,6 +157,7 @@ def fish(specs: Sequence[VerbSpec]) -> str:
         "# vx completions for fish: vx completions fish > ~/.config/fish/completions/vx.fish",
         "complete -c vx -f",
         "complete -c vx -n __fish_use_subcommand -l help -l version",
+        f"complete -c vx -n __fish_use_subcommand -a '(vx completions {VERBS_WORD} 2>/dev/null)'",
     ]
     lines += [
         f"complete -c vx -n __fish_use_subcommand -a {s.name} -d {_quote(s.summary)}" for s in specs

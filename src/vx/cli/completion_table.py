@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 SHELLS = ("bash", "zsh", "fish")
 TASKS_WORD = "__tasks"  # the hidden word: prints the workspace's task names, one a line
+VERBS_WORD = "__verbs"  # the other: prints the verbs the workspace's plugins declare
 TASKS = "@tasks"  # a value set meaning "the workspace's task names"
 
 
@@ -44,9 +45,13 @@ def table() -> tuple[VerbSpec, ...]:
     """Every verb with its flags, in the verb table's order."""
     specs: list[VerbSpec] = []
     for verb in verbs.VERBS:
-        command: Command = importlib.import_module(verb.module).COMMAND
+        module = importlib.import_module(verb.module)
+        command: Command = module.COMMAND
+        refused = {f"--{name}" for name in getattr(module, "REFUSED", ())}  # borrowed, refused
         flags = tuple(
-            FlagSpec(f.name, f.takes, f.choices or _tasks_if(f.metavar)) for f in command.flags
+            FlagSpec(f.name, f.takes, f.choices or _tasks_if(f.metavar))
+            for f in command.flags
+            if f.name not in refused
         )
         specs.append(VerbSpec(verb.name, verb.summary, (*flags, _HELP), _words(command)))
     return tuple(specs)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vx.cli.completion_table import SHELLS, TASKS_WORD
+from vx.cli.completion_table import SHELLS, TASKS_WORD, VERBS_WORD
 from vx.cli.parser import Command, Section
 from vx.errors import ErrorCode, UserError
 from vx.util.fuzzy import did_you_mean
@@ -59,7 +59,7 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> CompletionsS
     if not args.words:
         raise UserError(ErrorCode.USAGE, "vx completions: name the shell: bash, zsh or fish")
     shell = args.words[0]
-    if shell not in (*SHELLS, TASKS_WORD):
+    if shell not in (*SHELLS, TASKS_WORD, VERBS_WORD):
         near = did_you_mean(shell, SHELLS)
         hint = f" (did you mean {near}?)" if near else ""
         raise UserError(
@@ -74,6 +74,9 @@ def execute(settings: CompletionsSettings, streams: Streams) -> int:
     if settings.shell == TASKS_WORD:
         streams.out.write("".join(f"{name}\n" for name in task_names(settings.cwd)))
         return 0
+    if settings.shell == VERBS_WORD:
+        streams.out.write("".join(f"{name}\n" for name in plugin_verb_names(settings.cwd)))
+        return 0
     from vx.cli import completion_scripts
     from vx.cli.completion_table import table
 
@@ -84,6 +87,17 @@ def execute(settings: CompletionsSettings, streams: Streams) -> int:
     }[settings.shell]
     streams.out.write(render(table()))
     return 0
+
+
+def plugin_verb_names(cwd: Path) -> tuple[str, ...]:
+    """The verbs the workspace's plugins declare, read at Tab time (the scripts are static);
+    none outside a workspace or where a plugin does not load."""
+    from vx.cli.plugincmd import declared_verbs, plugin_verbs
+
+    try:
+        return declared_verbs(plugin_verbs(cwd))
+    except UserError:
+        return ()
 
 
 def task_names(cwd: Path) -> list[str]:

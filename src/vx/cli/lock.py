@@ -72,6 +72,9 @@ def execute(settings: LockSettings, streams: Streams) -> int:
             line = f"{LOCK_FILE} is up to date: {n} project config{'s' * (n != 1)} audited"
             streams.out.write(line + _configless(len(audit.not_audited)) + "\n")
         return 0
+    if [p.kind for p in audit.problems] == ["missing-lock"]:
+        streams.err.write(f"vx lock --check: {audit.problems[0].message}\n")  # no count to add
+        return 1
     for problem in audit.problems:
         streams.err.write(problem.message + "\n")
     n = len(audit.problems)

@@ -86,8 +86,12 @@ def report(plan: Migration, *, dry: bool) -> str:
         lines.append(f"nothing to write: {plan.source} gives no package a task vx can run")
     if plan.workspace_note:
         lines.append(f"note: {plan.workspace_note}")
-    runner = "turbo.json" if plan.source == "turbo" else "nx.json and project.json"
+    runner = (
+        "turbo.json is no longer read; delete it"
+        if plan.source == "turbo"
+        else "nx.json and project.json are no longer read; delete them"
+    )
     if plan.files and not dry:
         task = f"vx run {plan.first_task} --all" if plan.first_task else "vx show"
-        lines.append(f"next: {task}  ({runner} is no longer read; delete it when you are ready)")
+        lines.append(f"next: {task}  ({runner} when you are ready)")
     return "".join(line + "\n" for line in lines)

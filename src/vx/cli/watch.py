@@ -90,18 +90,22 @@ class WatchSettings(Record):
     poll: bool
 
 
+REFUSED = ("dry", "graph", "summarize", "profile", "report", "report-file")
+"""`vx run`'s flags watch refuses (`_refusal`): its completions leave them out."""
+
+
 def _refusal(args: ParsedArgs) -> str | None:
     """The line refusing a flag that makes no sense for a loop of runs, if one was given."""
-    for name in ("dry", "graph"):
+    for name in REFUSED[:2]:
         if args.given(name):
             return f"vx watch: --{name} runs nothing, so there is nothing to watch; use vx run"
-    for name in ("summarize", "profile"):
+    for name in REFUSED[2:4]:
         if args.given(name):
             return (
                 f"vx watch: --{name} writes one run's file, which every cycle would overwrite;"
                 " use vx run"
             )
-    for name in ("report", "report-file"):
+    for name in REFUSED[4:]:
         if args.given(name):
             return f"vx watch: --{name} formats one run's result, and a watch has many; use vx run"
     for name in ("shard", "shard-run", "shard-wait"):

@@ -100,10 +100,15 @@ class _Project:
     def __init__(self, root: Path, project: LiveProject, nx: _Nx, warnings: Warnings) -> None:
         self.live = project
         directory = root / project.rel_dir
-        self.shown = posixpath.join(project.rel_dir, PROJECT_JSON).removeprefix("./")
+        has_file = (directory / PROJECT_JSON).is_file()
+        # What a warning names: the project.json, or without one the package.json whose "nx"
+        # field and scripts made the targets (never a file that is not there).
+        self.shown = posixpath.join(
+            project.rel_dir, PROJECT_JSON if has_file else "package.json"
+        ).removeprefix("./")
         self.files: list[str] = [NX_JSON]
         doc: dict[str, Any] = {}
-        if (directory / PROJECT_JSON).is_file():
+        if has_file:
             doc = read_jsonc(directory / PROJECT_JSON, self.shown)
             self.files.append(self.shown)
         package: dict[str, Any] = {}
@@ -363,6 +368,6 @@ class _Target:
             self.warn(
                 f'inputs "^{found.upstream}"',
                 "vx keys a task on the tasks it depends on, not its dependencies' files;"
-                ' add "dependsOn": ["^build"]',
+                ' add the dependencies\' task whose output it reads: "dependsOn": ["^<task>"]',
             )
         return found.result()

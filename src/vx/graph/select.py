@@ -261,6 +261,8 @@ class _Hints:
             return self._guess(word, guess)
         project = self.index.project(tid.project)
         tails = self.index.scoped(tid.project) if project is None else []
+        if len(tails) == 1:  # `lib-a` stands for its one scoped package, as `lib-a#build` does
+            project = tails[0]
         if len(tails) > 1:
             specs = listing(sorted(f"{p.name}#{tid.task}" for p in tails), LISTED)
             return f"Did you mean one of {specs}?"

@@ -128,6 +128,11 @@ def explain(
     """
     project, _, task = task_id.partition("#")
     rows = index.task_runs(project, task, limit=_LOOKBACK if run_id is None else 10**9)
+    if not rows:  # its rows are there but none reads: a damaged history, read as a shorter one
+        raise UserError(
+            ErrorCode.NO_HISTORY,
+            f"vx why: no readable recorded run of {clip(task_id)} — vx last --list shows the runs",
+        )
     at = 0
     if run_id is not None:
         at = next((i for i, (r, _) in enumerate(rows) if r.run_id.startswith(run_id)), -1)

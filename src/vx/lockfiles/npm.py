@@ -30,6 +30,8 @@ def load(text: str) -> dict[str, Any]:
         doc = json.loads(text)
     except ValueError as exc:
         raise LockfileError(f"{NAME}: not JSON ({exc})") from None
+    except RecursionError:
+        raise LockfileError(f"{NAME}: nested deeper than vx reads") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("packages"), dict):
         raise LockfileError(f"{NAME}: no `packages` map (lockfileVersion 1 is not read)")
     if doc.get("lockfileVersion") not in (2, 3):

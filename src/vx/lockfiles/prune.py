@@ -12,7 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from vx.lockfiles import bun, npm, pnpm, yarn
-from vx.lockfiles.model import reachable
+from vx.lockfiles.model import LockfileError, reachable
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -30,14 +30,20 @@ def prune_lockfile(
 ) -> str:
     """`text` (the root lockfile `name`) kept to the member directories `keep` (the root `.`
     included); `members` is the subset's workspace list as the root manifest now writes it,
-    `manifests` the kept package.json documents by directory, as the pruned tree holds them."""
-    if name == npm.NAME:
-        return _npm(text, keep, strike, members)
-    if name == yarn.NAME:
-        return yarn.prune_text(text, keep, manifests, strike)
-    if name == bun.NAME:
-        return bun.prune_text(text, keep, strike)
-    return _pnpm(text, keep, strike)
+    `manifests` the kept package.json documents by directory, as the pruned tree holds them.
+    LockfileError says why it cannot be, an entry of a shape the format never has included."""
+    try:
+        if name == npm.NAME:
+            return _npm(text, keep, strike, members)
+        if name == yarn.NAME:
+            return yarn.prune_text(text, keep, manifests, strike)
+        if name == bun.NAME:
+            return bun.prune_text(text, keep, strike)
+        return _pnpm(text, keep, strike)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise LockfileError(f"{name}: an entry vx does not understand ({exc!r})") from None
+    except RecursionError:
+        raise LockfileError(f"{name}: nested deeper than vx reads") from None
 
 
 def _pnpm(text: str, keep: set[str], strike: Mapping[str, set[str]]) -> str:

@@ -38,6 +38,8 @@ def read_lockfile(name: str, data: bytes, manifests: Mapping[str, Mapping[str, A
             return uv.read(text)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise LockfileError(f"{name}: an entry vx does not understand ({exc!r})") from None
+    except RecursionError:
+        raise LockfileError(f"{name}: nested deeper than vx reads") from None
     raise LockfileError(f"{name}: a format vx does not read")
 
 

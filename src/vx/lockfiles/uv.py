@@ -36,6 +36,8 @@ def read(text: str) -> LockGraph:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise LockfileError(f"{NAME}: not TOML ({exc})") from None
+    except RecursionError:
+        raise LockfileError(f"{NAME}: nested deeper than vx reads") from None
     if doc.get("version") != 1 or not isinstance(doc.get("package"), list):
         raise LockfileError(f"{NAME}: version {doc.get('version')} is not read")
     packages = [p for p in doc["package"] if isinstance(p, dict) and "name" in p]

@@ -29,11 +29,8 @@ def prune_text(
 ) -> str:
     """`text` (a uv.lock) kept to the member directories `keep` (the root `.` included);
     `requires_python` replaces the top-level bound when given."""
-    graph = uv.read(text)
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise LockfileError(f"{uv.NAME}: not TOML ({exc})") from None
+    graph = uv.read(text)  # refuses what tomllib cannot read, nesting too deep included
+    doc = tomllib.loads(text)
     wanted = _wanted(graph, doc, keep, production=production)
     lines = text.splitlines(keepends=True)
     blocks: list[tuple[str | None, str, bool]] = []  # (table, text, kept)

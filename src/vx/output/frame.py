@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from vx.events import Stream, TaskStatus
 from vx.output import style as palette
 from vx.output.console import strip_ansi
-from vx.output.rows import flaky_note, look, paint_outcome
+from vx.output.rows import flaky_note, look, miss_note, paint_outcome
 from vx.util.words import format_duration
 
 if TYPE_CHECKING:
@@ -53,10 +53,10 @@ def withheld_line(names: Sequence[str], style: Style) -> str:
 def frame_close(finished: TaskFinished, style: Style, *, persistent: bool = False) -> str:
     duration = style.dim(f"({format_duration(finished.duration_ms)})")
     outcome = paint_outcome(finished, style, with_key=False)
-    note = flaky_note(finished)
+    notes = " ".join(n for n in (miss_note(finished), flaky_note(finished)) if n)
     return (
         f"{style.dim('└─')} {_mark(persistent, style)}{style.task_id(finished.id)} "
-        f"{style.dim('──')} {duration} {outcome}" + (f" {style.dim(note)}" if note else "")
+        f"{style.dim('──')} {duration} {outcome}" + (f" {style.dim(notes)}" if notes else "")
     )
 
 

@@ -124,12 +124,21 @@ def format_row(finished: TaskFinished, style: Style) -> str:
     )
     if finished.blocked_by is not None:
         row += " " + style.dim(f"• {skip_note(finished)}")
-    if finished.miss is not None and finished.cache is CacheOutcome.MISS:
-        row += " " + style.dim(f"· {finished.miss.describe()}")
+    reason = miss_note(finished)
+    if reason:
+        row += " " + style.dim(reason)
     note = flaky_note(finished)
     if note:
         row += " " + style.dim(note)
     return row
+
+
+def miss_note(finished: TaskFinished) -> str:
+    """Why a cached task executed (`· env API_URL`, `· first run`), for its row and its
+    frame's close line alike; empty for every other task."""
+    if finished.miss is None or finished.cache is not CacheOutcome.MISS:
+        return ""
+    return f"· {finished.miss.describe()}"
 
 
 def flaky_note(finished: TaskFinished) -> str:

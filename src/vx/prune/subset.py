@@ -258,9 +258,11 @@ def _render(
         documents["."] = root_doc
     keep = {*dirs, "."}
     for name in lockfiles:
-        text = (ws.root / name).read_text("utf-8")
         try:
+            text = (ws.root / name).read_text("utf-8")
             out[name] = prune_lockfile(name, text, keep, strike, dirs, documents).encode()
+        except UnicodeDecodeError:
+            raise UserError(ErrorCode.CONFIG, f"vx prune: {name}: not UTF-8 text") from None
         except LockfileError as exc:
             raise UserError(ErrorCode.CONFIG, f"vx prune: {exc}") from None
     return out

@@ -107,7 +107,8 @@ def affected_roots(
             chosen = resolve_requests(ws, bare, scope=selected, scope_kind=ScopeKind.AFFECTED)
             for tid in chosen.roots:
                 reasons.setdefault(tid, AffectedReason("selected", "selected by --filter"))
-        notes.extend(_unreached(ws, bare, found, frozenset(t.task for t in kept)))
+        reached = frozenset(t.task for t in kept)
+        notes.extend(_unreached(ws, bare, found, reached, others_run=bool(reasons)))
     ordered = tuple(sorted(reasons))
     return AffectedRoots(ordered, MappingProxyType(reasons), tuple(notes))
 
@@ -128,7 +129,7 @@ def _filters(
 
 
 def _unreached(
-    ws: Workspace, names: Sequence[str], found: Reach, reached: frozenset[str]
+    ws: Workspace, names: Sequence[str], found: Reach, reached: frozenset[str], *, others_run: bool
 ) -> list[str]:
     """The notes for bare names the change kept no task of: declared by no project it touched,
     or declared there but no such task's inputs or dependencies changed."""
@@ -146,10 +147,11 @@ def _unreached(
     if undeclared:
         notes.append(f"No affected project declares task(s): {', '.join(undeclared)}.")
     if missed:
-        notes.append(
-            f"Nothing affected: the change reaches no {', '.join(missed)}"
-            f" task{'s' if len(missed) > 1 else ''}."
-        )
+        tasks = f"{', '.join(missed)} task{'s' if len(missed) > 1 else ''}"
+        if others_run:  # other requested tasks do run: "nothing affected" would be untrue
+            notes.append(f"The change reaches no {tasks}; the other requested tasks run.")
+        else:
+            notes.append(f"Nothing affected: the change reaches no {tasks}.")
     return notes
 
 

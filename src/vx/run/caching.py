@@ -26,6 +26,7 @@ class RestoreResult(StrEnum):
     RESTORED = "restored"
     UP_TO_DATE = "up-to-date"
     CORRUPT = "corrupt"  # treated as a miss; the entry is dropped
+    GONE = "gone"  # the artifact went after its row was read (a prune): a plain miss, unremarked
 
 
 class Produced(Record):

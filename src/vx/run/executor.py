@@ -81,6 +81,8 @@ class Executor:
         if hit is None:
             return None
         outcome = cache.restore(tid, hit)
+        if outcome is RestoreResult.GONE:
+            return None  # pruned between its row and its file: a miss like any other
         if outcome is RestoreResult.CORRUPT:
             self.ctx.emit(Notice(f"[vx] {tid}: cache entry {hit.key} is unreadable; running it"))
             return None

@@ -14,7 +14,7 @@ from vx.events import CacheOutcome, TaskFinished, TaskOutput, TaskStatus
 from vx.util.record import Record
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from vx.events import Event, Stream
     from vx.ids import TaskId
@@ -24,7 +24,8 @@ class Hit(Record):
     """A usable entry for a task's key, with what its producing run recorded."""
 
     key: str
-    log: tuple[tuple[Stream, str], ...]
+    log: Iterable[tuple[Stream, str]]
+    """Read once, as it is replayed: a stored log streams from the index a block at a time."""
     duration_ms: float
     cpu_ms: float | None
     remote: bool = False  # the entry came from the remote layer this run

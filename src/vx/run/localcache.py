@@ -11,7 +11,6 @@ from vx.cache.index import IndexOffError, LogChunk
 from vx.cache.manifest import CorruptArtifact
 from vx.cache.outputs import clean_outputs, output_paths, undeclared
 from vx.cache.store import SaveFailed
-from vx.events import Stream
 from vx.run.cachespec import OFF
 from vx.run.caching import RestoreResult
 from vx.run.hits import Hit
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
 
     from vx.cache.index import Entry, Index
     from vx.cache.store import Store
+    from vx.events import Stream
     from vx.ids import TaskId
     from vx.run.cachespec import CacheAxes
     from vx.run.caching import Produced
@@ -94,8 +94,7 @@ class LocalCache:
             with self._lock:
                 self._probed[tid] = None
             return None
-        log = tuple((Stream(c.stream), c.text) for c in chunks)
-        return Hit(entry.key, log, entry.duration_ms or 0.0, entry.cpu_ms)
+        return Hit(entry.key, chunks, entry.duration_ms or 0.0, entry.cpu_ms)
 
     def restore(self, tid: TaskId, hit: Hit) -> RestoreResult:
         node = self.plan.nodes[tid]
@@ -113,7 +112,7 @@ class LocalCache:
             hit.log,
             spare=self.spare(node),
         )
-        if result is RestoreResult.CORRUPT:
+        if result in (RestoreResult.CORRUPT, RestoreResult.GONE):
             with self._lock:
                 self._probed[tid] = None
         return result
@@ -214,6 +213,8 @@ class LocalCache:
             tuple(f"{rel}/{d}" for d in nested),
         )
 
+    from vx.events import Stream
+
     def mark_used(self) -> None:
         """Mark the entries this run used so far as used now (what retention's age reads)."""
         with self._lock:
@@ -282,7 +283,7 @@ def restore_outputs(
     except CorruptArtifact as err:
         if not err.blocked:
             _drop(store, index, entry.key)
-        return RestoreResult.CORRUPT
+        return RestoreResult.GONE if err.missing else RestoreResult.CORRUPT
     return RestoreResult.RESTORED
 
 

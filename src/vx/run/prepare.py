@@ -320,6 +320,7 @@ def _plan(
         raise UserError(ErrorCode.REFUSED, refusal)
     refs_seen = _refs_seen(options, ws) if _may_replay(options) else None
     notes: list[str] = list(ws.warnings)  # what a live turbo.json / nx.json holds unhonoured
+    notes.extend(f"note: {note}" for note in ws.notes)  # what discovery passed by, and why
     excl = options.exclude_dependencies
     exclude = None
     if excl is True or (isinstance(excl, frozenset) and excl):

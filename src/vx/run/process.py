@@ -32,6 +32,11 @@ if TYPE_CHECKING:
     OnOutput = Callable[[Stream, str], None]
 
 SHELL = "/bin/sh"
+_GATE = 'read -r _ || exit 125; exec </dev/null; exec "$0" -c "$1"'
+"""What a captured task's shell runs first: it waits on stdin, a pipe, for vx's word that the
+task's group is registered (and so known to the lifeline), then becomes `sh -c COMMAND` with
+/dev/null for stdin. Should vx die before the word, the pipe ends and the command never runs:
+no task can start that a SIGKILL of vx would leave behind."""
 _READ_SIZE = 1 << 16
 _DRAIN_S = 0.2  # how long pipes a backgrounded leftover holds open are read after the task exits
 _POLL_S = 0.05  # exit polling where there is no pidfd to wait on
@@ -331,6 +336,7 @@ def start_process(
     """
     argv = [*spec.prefix, SHELL, "-c", spec.command]
     registry.before_spawn()
+    gate: int | None = None
     started = clock()
     opened: list[int] = []
     pipes: dict[int, Stream] = {}
@@ -342,19 +348,20 @@ def start_process(
             popen = subprocess.Popen(argv, cwd=spec.cwd, env=dict(spec.env), process_group=0)
         else:
             (out_r, out_w), (err_r, err_w) = _pipe(opened), _pipe(opened)
+            gate_r, gate = _pipe(opened)
             pipes = {out_r: Stream.STDOUT, err_r: Stream.STDERR}
             try:
                 popen = subprocess.Popen(
-                    argv,
+                    [SHELL, "-c", _GATE, SHELL, spec.command],
                     cwd=spec.cwd,
                     env=dict(spec.env),
-                    stdin=subprocess.DEVNULL,
+                    stdin=gate_r,
                     stdout=out_w,
                     stderr=err_w,
                     start_new_session=True,
                 )
             finally:
-                for fd in (out_w, err_w):
+                for fd in (out_w, err_w, gate_r):
                     opened.remove(fd)
                     os.close(fd)
     except (OSError, ValueError) as exc:
@@ -377,6 +384,10 @@ def start_process(
         started=started,
     )
     registry.register(handle)
+    if gate is not None:
+        with contextlib.suppress(OSError):  # a task killed already: its shell is gone
+            os.write(gate, b"\n")
+        os.close(gate)
     return handle
 
 

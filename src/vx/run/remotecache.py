@@ -232,7 +232,8 @@ class LayeredCache(LocalCache):
         result = restore_outputs(store, self.index, entry, outputs, log, spare=spare)
         if result is RestoreResult.UP_TO_DATE and unpacked.key not in self._held_keys:
             result = self._read_through(store, entry)
-        if result is RestoreResult.CORRUPT:  # the re-run's upload replaces the server's entry
+        if result in (RestoreResult.CORRUPT, RestoreResult.GONE):  # the re-run's upload
+            # replaces the server's entry
             with self._rlock:
                 self._refused.add(tid)
                 self._unindexed.pop(unpacked.key, None)  # its artifact is gone too

@@ -39,7 +39,8 @@ class TaskHistory:
 
     def miss_reason(self, tid: TaskId) -> MissReason | None:
         """The first component of the task's key that moved since the newest entry any run of
-        it left (`first run` when none did), read from the index's `entry_inputs`.
+        it left, read from the index's `entry_inputs`; with no entry left, `pruned` when a
+        run of it did save or hit one, else `first run`.
 
         Asked only of a task about to execute, so an all-hit run never pays for it.
         """
@@ -55,7 +56,8 @@ class TaskHistory:
         except sqlite3.Error:
             return None
         if before is None:
-            return MissReason("first run")
+            gone = self.index.kept_before(tid.project, tid.task)
+            return MissReason("pruned" if gone else "first run")
         changes = diff_components(before, self.keys.components[tid])
         if not changes:
             return MissReason("same key")

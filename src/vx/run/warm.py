@@ -6,7 +6,8 @@ snapshot lists every path that run's answer came from with its `lstat` fingerpri
 ctime, size, inode, mode): configs and manifests, the directories members were listed from,
 every input file, every declared output and the directories holding them, and git's index and
 HEAD. It also keeps `git status`'s exact bytes, the digests of the variables keys read, each
-entry's size and digest, and the rows and logs to print.
+entry's size and digest, and the rows to print; the logs are read from the index (which holds
+them compressed) as they are replayed.
 
 The next run with that shape proves the snapshot still holds (every fingerprint equal, the
 same `git status`, the same variables, every entry still in the index as it was) and replays
@@ -33,7 +34,7 @@ import xxhash
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
-    from vx.cache.index import Entry, Index
+    from vx.cache.index import Entry, Index, Logs
     from vx.events import Event
     from vx.git import GitSnapshot
     from vx.run.caching import RestoreResult
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from vx.run.prepare import PreparedRun, RunOptions
     from vx.workspace.config_reads import ConfigReads
 
-SNAPSHOT_VERSION = 4
+SNAPSHOT_VERSION = 5
 """Bumping it orphans every snapshot (a full run writes a new one)."""
 
 # Variables vx reads itself, outside any key: a change gives another shape.
@@ -82,7 +83,7 @@ _RETENTION_STAMP = "retention.stamp"  # vx.cache.evict.STAMP_NAME, named here to
 Fingerprint = tuple[int, ...]
 
 # The fields of a snapshot's `finished` row.
-_KEY, _LOG, _BASE, _PATTERNS, _STOPS, _OUTPUTS, _VERIFY = 2, 5, 6, 7, 8, 9, 10
+_KEY, _BASE, _PATTERNS, _STOPS, _OUTPUTS, _VERIFY = 2, 5, 6, 7, 8, 9
 
 
 def _fingerprint(path: str) -> Fingerprint:
@@ -221,9 +222,9 @@ def _replay(
         proven = _prove(snap, env)
         if proven is None:
             return None
-        index, restored, processes = proven
+        index, logs, restored, processes = proven
         try:
-            outcome = _emit_all(snap, emit, t0, started_at, restored)
+            outcome = _emit_all(snap, emit, t0, started_at, restored, logs)
             _record(index, snap, outcome, options, env)
             entries = snap["entries"]
             assert isinstance(entries, list)  # noqa: S101
@@ -248,9 +249,10 @@ def _replay(
 
 def _prove(
     snap: dict[str, object], env: Mapping[str, str]
-) -> tuple[Index, dict[int, bool], int] | None:
-    """The snapshot proven, then every output it names put in place: the open index, which
-    tasks were restored and how many processes shared that; None when anything differs.
+) -> tuple[Index, Logs, dict[int, bool], int] | None:
+    """The snapshot proven, then every output it names put in place: the open index, each
+    entry's log (proven to read), which tasks were restored and how many processes shared
+    that; None when anything differs.
 
     `git status` starts first and is read last: the fingerprint and index checks, and the
     imports a restore needs, run while git walks the work tree. Outputs are touched only once
@@ -263,27 +265,35 @@ def _prove(
     status = status_output(Path(str(snap["root"])), env)
     index: Index | None = None
     entries: dict[int, Entry | None] = {}
+    logs: Logs | None = None
     try:
         try:
             if _stats_hold(snap, env):
                 index = _checked_index(snap)
                 if index is not None:
+                    logs = index.entry_logs([str(row[_KEY]) for row in _rows(snap)])
                     entries = _pending_entries(snap, index)
         finally:
             raw = status()  # always: no git is left behind when a check fails first
         if index is None:
             return None
         settled = None
-        if _without_staging(raw) == snap["status"]:
-            settled = _settle_outputs(snap, entries, index, Path(str(snap["store"])))
+        if logs is not None and _without_staging(raw) == snap["status"]:
+            settled = _settle_outputs(snap, entries, index, Path(str(snap["store"])), logs)
     except BaseException:
         if index is not None:
             index.close()
         raise
-    if settled is None:
+    if settled is None or logs is None:
         index.close()
         return None
-    return index, *settled
+    return index, logs, *settled
+
+
+def _rows(snap: dict[str, object]) -> list[tuple[object, ...]]:
+    rows = snap["finished"]
+    assert isinstance(rows, list)  # noqa: S101
+    return rows
 
 
 def _checked_index(snap: dict[str, object]) -> Index | None:
@@ -366,7 +376,11 @@ def _pending_entries(snap: dict[str, object], index: Index) -> dict[int, Entry |
 
 
 def _settle_outputs(
-    snap: dict[str, object], entries: Mapping[int, Entry | None], index: Index, store: Path
+    snap: dict[str, object],
+    entries: Mapping[int, Entry | None],
+    index: Index,
+    store: Path,
+    logs: Logs,
 ) -> tuple[dict[int, bool], int] | None:
     """Each task whose outputs could not be proven by fingerprint, checked or restored the way
     the full path's restore lane does it: task number → whether it was restored, and how many
@@ -377,7 +391,6 @@ def _settle_outputs(
     rows = snap["finished"]
     assert isinstance(rows, list)  # noqa: S101
     from vx.cache.store import Store
-    from vx.events import Stream
     from vx.run.caching import RestoreResult
     from vx.run.localcache import Outputs, restore_outputs
     from vx.run.shares import settle_shared, share_count
@@ -389,8 +402,7 @@ def _settle_outputs(
         if entry is None:
             return RestoreResult.CORRUPT
         outputs = Outputs(Path(row[_BASE]), tuple(row[_PATTERNS]), tuple(row[_STOPS]))
-        log = [(Stream(stream), text) for stream, text in row[_LOG]]
-        return restore_outputs(cache, index, entry, outputs, log)
+        return restore_outputs(cache, index, entry, outputs, logs.get(row[_KEY], ()))
 
     items = list(entries)
     shares = share_count(len(items), int(str(snap["concurrency"])))
@@ -400,7 +412,7 @@ def _settle_outputs(
         items,
         shares,
     )
-    if RestoreResult.CORRUPT in results.values():
+    if {RestoreResult.CORRUPT, RestoreResult.GONE} & set(results.values()):
         return None
     return {i: result is RestoreResult.RESTORED for i, result in results.items()}, shares
 
@@ -431,10 +443,11 @@ def _emit_all(
     t0: float,
     started_at: float,
     restored: Mapping[int, bool],
+    logs: Logs,
 ) -> RunOutcome:
     from types import MappingProxyType
 
-    from vx.events import Notice, PlannedTask, RunStarted, Stream, TaskFinished
+    from vx.events import Notice, PlannedTask, RunStarted, TaskFinished
     from vx.ids import TaskId
     from vx.run.hits import Hit, emit_hit
     from vx.run.outcome import RunOutcome
@@ -465,10 +478,10 @@ def _emit_all(
     finished: list[TaskFinished] = []
     spans: dict[TaskId, tuple[int, int]] = {}
     for i, row in enumerate(finished_rows):
-        project, task, key, saved_ms, stored_cpu_ms, log = row[:6]
+        project, task, key, saved_ms, stored_cpu_ms = row[:5]
         tid = TaskId(project, task)
         started = time.monotonic()
-        hit = Hit(key, tuple((Stream(s), text) for s, text in log), saved_ms, stored_cpu_ms)
+        hit = Hit(key, logs.get(key, ()), saved_ms, stored_cpu_ms)
         done = emit_hit(emit, tid, hit, restored=restored.get(i, False), started=started)
         finished.append(done)
         spans[tid] = (int((started - t0) * 1e9), int((time.monotonic() - t0) * 1e9))
@@ -597,13 +610,9 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
                 return None  # a command's output has no fingerprint
         base, patterns, stops = prepared.cache.output_globs(node)
         outputs = [(p, _fingerprint(p)) for p in _walk_outputs(str(base), patterns, stops)]
-        chunks = prepared.cache_index.entry_log(f.key)
-        if chunks is None:
-            return None  # a rotten log row: the full path drops the entry next time
-        log = [(str(c.stream), c.text) for c in chunks]
         finished.append(
             (
-                *(node.id.project, node.id.task, f.key, f.saved_ms, f.stored_cpu_ms, log),
+                *(node.id.project, node.id.task, f.key, f.saved_ms, f.stored_cpu_ms),
                 *(str(base), list(patterns), list(stops), outputs),
                 _racy((fp for _, fp in outputs), prepared.started_ns),
             )

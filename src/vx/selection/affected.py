@@ -100,7 +100,8 @@ def resolve_base(
 
     An empty `given` takes the workspace's `affectedBase`, else (reading turbo.json live)
     `TURBO_SCM_BASE`, as `turbo --affected` does, else the CI's (`ci_bases`: the
-    pull request's base or the push's `before`, first that resolves), else `origin/HEAD`, else
+    pull request's base or the push's `before`, first that resolves; none resolving is
+    refused, never replaced by a guess), else `origin/HEAD`, else
     the first of origin/main, origin/master, main, master that is not HEAD itself, else
     HEAD~1; a clone with none of them says why instead of failing on a ref nobody typed.
     """
@@ -116,6 +117,14 @@ def resolve_base(
     for ref in ci_bases:
         if git.try_commit(root, ref, env=env) is not None:
             return check_ref(ref, what=f"{_FLAG} (the CI's base {ref})")
+    if ci_bases:  # the CI named a base this clone never fetched: any other base is a guess
+        shallow = " (a shallow clone)" if git.is_shallow(root, env=env) else ""
+        raise UserError(
+            ErrorCode.USAGE,
+            f"{_FLAG}: the CI's base {' or '.join(ci_bases)} is not in this clone{shallow}"
+            f" — fetch it (git fetch origin {ci_bases[-1]}; in CI: fetch-depth: 0),"
+            f" or name one: {_FLAG}=<ref>",
+        )
     if git.try_commit(root, "origin/HEAD", env=env) is not None:
         return BaseRef("origin/HEAD")
     for ref in _DEFAULT_BASES:

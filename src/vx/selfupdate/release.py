@@ -52,11 +52,13 @@ def document_url(base: str, tag: str | None) -> str:
 
 def check_tag(tag: str) -> str:
     """A tag as releases name them (v1.2.3, or 1.2.3 taken as v1.2.3)."""
+    from vx.util.text import clip
+
     if not _TAG.fullmatch(tag):
         raise UserError(
             ErrorCode.USAGE,
-            f'vx upgrade: "{tag}" is not a release tag — name one like v1.2.3, or none for the '
-            "latest",
+            f'vx upgrade: "{clip(tag)}" is not a release tag — name one like v1.2.3, or none for'
+            " the latest",
         )
     return tag if tag.startswith("v") else f"v{tag}"
 

@@ -89,6 +89,15 @@ def declaration(directory: Path) -> Declaration | None:
 
 def missing_manifest(manager: Manager, glob: str, rel: str) -> UserError:
     """The refusal for a member glob matching a directory that holds no manifest, as uv's."""
+    return UserError(ErrorCode.CONFIG, _manifestless(manager, glob, rel, " —"))
+
+
+def manifestless_note(manager: Manager, glob: str, rel: str) -> str:
+    """What npm, pnpm, Yarn and Bun do with such a directory (pass it by), said as a note."""
+    return _manifestless(manager, glob, rel, f"; skipped, as {manager.value} skips it —")
+
+
+def _manifestless(manager: Manager, glob: str, rel: str, then: str) -> str:
     manifest = member_manifest(manager)
     if manager is Manager.UV:
         where, exclude = f"{PYPROJECT} [tool.uv.workspace] members", f'exclude = ["{rel}"]'
@@ -96,10 +105,9 @@ def missing_manifest(manager: Manager, glob: str, rel: str) -> UserError:
         where, exclude = f"{PNPM_WORKSPACE} packages", f"'!{rel}'"
     else:
         where, exclude = f'{PACKAGE_JSON} "workspaces"', f'"!{rel}"'
-    return UserError(
-        ErrorCode.CONFIG,
-        f'{where}: the glob "{glob}" matches {rel}, which has no {manifest} — add one, '
-        f"or leave the directory out ({exclude})",
+    return (
+        f'{where}: the glob "{glob}" matches {rel}, which has no {manifest}{then} add one, '
+        f"or leave the directory out ({exclude})"
     )
 
 
@@ -244,9 +252,10 @@ def find_root(cwd: Path) -> Discovery:
             manifest = member_manifest(found.manager)
             members, missing = scan_members(directory, found.patterns, manifest)
             if nearest is None or _holds(directory, members, nearest):
-                if missing:
+                if missing and found.manager is Manager.UV:  # uv refuses; the JS managers skip
                     raise missing_manifest(found.manager, *missing[0])
-                return Discovery(directory, found.manager, members, found.notes)
+                skipped = tuple(manifestless_note(found.manager, *m) for m in missing)
+                return Discovery(directory, found.manager, members, (*found.notes, *skipped))
         if nearest is None and _is_package(directory):
             nearest = directory
     if nearest is None:

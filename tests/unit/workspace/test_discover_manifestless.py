@@ -1,4 +1,5 @@
-"""A member glob matching a directory with no manifest: refused as uv refuses it, leftovers pass."""
+"""A member glob matching a directory with no manifest: refused as uv refuses it, skipped with
+a note as npm, pnpm, Yarn and Bun skip it; leftovers pass."""
 
 from __future__ import annotations
 
@@ -19,22 +20,55 @@ if TYPE_CHECKING:
 UV_ROOT = '[project]\nname = "root"\n[tool.uv.workspace]\nmembers = ["packages/*"]\n'
 
 
+def test_a_directory_with_content_and_no_manifest_is_refused_under_uv(workspace: Make) -> None:
+    root = workspace(
+        {"pyproject.toml": UV_ROOT, "packages/js-only/package.json": {"name": "js-only"}}
+    )
+    with pytest.raises(UserError) as info:
+        find_root(root)
+    assert (info.value.code, info.value.message) == (
+        ErrorCode.CONFIG,
+        (
+            'pyproject.toml [tool.uv.workspace] members: the glob "packages/*" matches '
+            "packages/js-only, which has no pyproject.toml — add one, or leave the directory "
+            'out (exclude = ["packages/js-only"])'
+        ),
+    )
+
+
 @pytest.mark.parametrize(
     ("files", "said"),
     [
         (
-            {"pyproject.toml": UV_ROOT, "packages/js-only/package.json": {"name": "js-only"}},
-            (
-                'pyproject.toml [tool.uv.workspace] members: the glob "packages/*" matches '
-                "packages/js-only, which has no pyproject.toml — add one, or leave the directory "
-                'out (exclude = ["packages/js-only"])'
-            ),
-        ),
-        (
             {"package.json": {"workspaces": ["packages/*"]}, "packages/notes/README.md": "x"},
             (
                 'package.json "workspaces": the glob "packages/*" matches packages/notes, which has '
-                'no package.json — add one, or leave the directory out ("!packages/notes")'
+                "no package.json; skipped, as npm skips it — add one, or leave the directory out "
+                '("!packages/notes")'
+            ),
+        ),
+        (
+            {
+                "package.json": {"workspaces": ["packages/*"]},
+                "yarn.lock": "",
+                "packages/notes/README.md": "x",
+            },
+            (
+                'package.json "workspaces": the glob "packages/*" matches packages/notes, which has '
+                "no package.json; skipped, as yarn skips it — add one, or leave the directory out "
+                '("!packages/notes")'
+            ),
+        ),
+        (
+            {
+                "package.json": {"workspaces": ["packages/*"]},
+                "bun.lock": "{}",
+                "packages/notes/README.md": "x",
+            },
+            (
+                'package.json "workspaces": the glob "packages/*" matches packages/notes, which has '
+                "no package.json; skipped, as bun skips it — add one, or leave the directory out "
+                '("!packages/notes")'
             ),
         ),
         (
@@ -45,18 +79,19 @@ UV_ROOT = '[project]\nname = "root"\n[tool.uv.workspace]\nmembers = ["packages/*
             },
             (
                 'pnpm-workspace.yaml packages: the glob "packages/*" matches packages/notes, which '
-                "has no package.json — add one, or leave the directory out ('!packages/notes')"
+                "has no package.json; skipped, as pnpm skips it — add one, or leave the directory "
+                "out ('!packages/notes')"
             ),
         ),
     ],
 )
-def test_a_directory_with_content_and_no_manifest_is_refused(
+def test_a_js_manager_skips_a_directory_with_no_manifest_with_a_note(
     workspace: Make, files: dict[str, Any], said: str
 ) -> None:
-    root = workspace(files)
-    with pytest.raises(UserError) as info:
-        find_root(root)
-    assert (info.value.code, info.value.message) == (ErrorCode.CONFIG, said)
+    root = workspace({**files, "packages/a/package.json": {"name": "a"}})
+    found = find_root(root)
+    assert found.members == ("packages/a",)
+    assert found.notes == (said,)
 
 
 def test_leftover_directories_pass_as_uv_passes_them(workspace: Make) -> None:
