@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from typing import TYPE_CHECKING, Protocol
 
 from vx.errors import ErrorCode, UserError
@@ -17,7 +18,7 @@ from vx.ids import TaskId
 from vx.util.record import Record
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from vx.shard.spec import ShardSpec
 
@@ -45,7 +46,20 @@ def claim_key(run_id: str) -> str:
     return hashlib.sha256(f"vx-shard-run\0{run_id}".encode()).hexdigest()[:16]
 
 
-def settle(store: BlobStore, spec: ShardSpec, digest: str, owners: Mapping[TaskId, int]) -> Claim:
+SETTLE_S = 2.0
+"""How long a shard that wrote the record waits before reading it back: shards started
+together may each find none and write their own, and the remote cache has no conditional
+write, so each reads back after the others' writes have landed and all take the one kept."""
+
+
+def settle(
+    store: BlobStore,
+    spec: ShardSpec,
+    digest: str,
+    owners: Mapping[TaskId, int],
+    *,
+    pause: Callable[[float], None] = time.sleep,
+) -> Claim:
     """Record this shard's digest and deal if the run has none yet, else check against it.
 
     Raises UserError (one line) when the recorded digest differs. The remote client's own
@@ -58,7 +72,8 @@ def settle(store: BlobStore, spec: ShardSpec, digest: str, owners: Mapping[TaskI
     first = found is None
     if found is None:
         store.store(key, _write(spec.total, digest, owners), duration_ms=0)
-        found = _read(store.fetch(key)) or (spec.total, digest, dict(owners))  # a racing shard
+        pause(SETTLE_S)
+        found = _read(store.fetch(key)) or (spec.total, digest, dict(owners))
     total, recorded, recorded_owners = found
     if recorded != digest or total != spec.total:
         raise UserError(
