@@ -40,6 +40,7 @@ class PlanStatus(StrEnum):
     NO_CACHE = "no-cache"  # no `cache` block, or the run's cache is off: it would execute
     GROUP = "group"  # runs nothing; stands for its dependencies
     EXCLUDED = "excluded"  # dropped by --exclude-dependencies: keyed, never run
+    NOT_STARTED = "not-started"  # an unrequested server whose every dependant would restore
 
 
 class AffectedReason(Record):
