@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
+import jsonschema
+from tests.conftest import REPO
 from tests.e2e.runws import tree
 
 if TYPE_CHECKING:
@@ -42,10 +45,14 @@ def test_a_server_only_a_hit_needs_is_not_started(workspace, vx, tmp_path):
     assert "  \u2212  srv#dev    not started — only hits need it" in plan.out, repr(plan)
     assert "1 not started" in plan.out, repr(plan)
 
-    r = vx(args, app).assert_ok()
+    r = vx([*args, "--summarize=summary.json"], app).assert_ok()
     assert not (root / "packages/srv/dist/started").exists(), repr(r)
     assert "srv#dev • not started: every dependant restored from the cache" in r.out, repr(r)
     assert (app / "dist/out.txt").read_text() == "checked\n"
+    summary = json.loads((app / "summary.json").read_text())
+    jsonschema.validate(summary, json.loads((REPO / "schemas/summary.json").read_text()))
+    assert (summary["ok"], summary["aborted"], summary["notStarted"]) == (True, [], ["srv#dev"])
+    assert "1 success · 1 total · not counted: 1 not started" in r.out, repr(r)
 
 
 def test_an_edit_that_makes_the_dependant_miss_starts_the_server(workspace, vx, tmp_path):

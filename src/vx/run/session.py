@@ -73,7 +73,6 @@ class RunSession:
         self._release = release
         self._lock = threading.Lock()
         self._waiting_on: set[TaskId] = set()  # skipped for a server let go unready
-        self._unneeded: set[TaskId] = set()  # deferred servers no dependant needed
         self._finished: dict[TaskId, TaskFinished] = {}
         self._starts: dict[TaskId, int] = {}
         self._spans: dict[TaskId, tuple[int, int]] = {}
@@ -243,8 +242,6 @@ class RunSession:
 
     def _not_started(self, tid: TaskId) -> None:
         """A deferred server no dependant needed: not run, and no failure."""
-        with self._lock:
-            self._unneeded.add(tid)
         self._emit(
             TaskFinished(
                 tid,
@@ -252,6 +249,7 @@ class RunSession:
                 self._cache_axis(tid),
                 key=self.ctx.cache.key(tid),
                 reason=NOT_STARTED_REASON,
+                not_started=True,
             )
         )
 
@@ -263,7 +261,7 @@ class RunSession:
         unready is neither (the run was told to stop waiting)."""
         with self._lock:
             return any(
-                f.status in _BAD and f.id not in self._waiting_on and f.id not in self._unneeded
+                f.status in _BAD and f.id not in self._waiting_on and not f.not_started
                 for f in self._finished.values()
             )
 
