@@ -38,7 +38,7 @@ def _cold(workspace, vx, tmp_path: Path) -> tuple[Path, Path, list[str]]:
 
 
 def test_a_server_only_a_hit_needs_is_not_started(workspace, vx, tmp_path):
-    root, _store, args = _cold(workspace, vx, tmp_path)
+    root, store, args = _cold(workspace, vx, tmp_path)
     app = root / "packages/app"
 
     plan = vx([*args, "--dry"], app).assert_ok()
@@ -53,6 +53,8 @@ def test_a_server_only_a_hit_needs_is_not_started(workspace, vx, tmp_path):
     jsonschema.validate(summary, json.loads((REPO / "schemas/summary.json").read_text()))
     assert (summary["ok"], summary["aborted"], summary["notStarted"]) == (True, [], ["srv#dev"])
     assert "1 success · 1 total · not counted: 1 not started" in r.out, repr(r)
+    last = vx(["last", "--cache-dir", str(store)], app).assert_ok()
+    assert "verdict   passed" in last.out, repr(last)  # the history does not call it a failure
 
 
 def test_an_edit_that_makes_the_dependant_miss_starts_the_server(workspace, vx, tmp_path):
