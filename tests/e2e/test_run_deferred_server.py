@@ -44,6 +44,12 @@ def test_a_server_only_a_hit_needs_is_not_started(workspace, vx, tmp_path):
     plan = vx([*args, "--dry"], app).assert_ok()
     assert "  \u2212  srv#dev    not started — only hits need it" in plan.out, repr(plan)
     assert "1 not started" in plan.out, repr(plan)
+    doc = json.loads(vx([*args, "--dry=json"], app).assert_ok().out)
+    jsonschema.validate(doc, json.loads((REPO / "schemas/plan.json").read_text()))
+    assert {t["id"]: t["cacheStatus"] for t in doc["tasks"]} == {
+        "srv#dev": "not-started",
+        "app#check": "hit-local",
+    }
 
     r = vx([*args, "--summarize=summary.json"], app).assert_ok()
     assert not (root / "packages/srv/dist/started").exists(), repr(r)
