@@ -40,6 +40,7 @@ class PlanStatus(StrEnum):
     NO_CACHE = "no-cache"  # no `cache` block, or the run's cache is off: it would execute
     GROUP = "group"  # runs nothing; stands for its dependencies
     EXCLUDED = "excluded"  # dropped by --exclude-dependencies: keyed, never run
+    NOT_STARTED = "not-started"  # an unrequested server whose every dependant would restore
 
 
 class AffectedReason(Record):
@@ -133,6 +134,8 @@ class TaskFinished(Record):
     showed the task flaky (a plain pair: every row loads this class, and most carry None).
     `tainted` marks an execution behind a failed or excluded dependency: its key vouches for
     inputs it did not run on, so the history keeps the row but no flaky judgement counts it.
+    `not_started` marks a `NOT_RUN` server the run had no use for (every dependant restored):
+    not a stop, not a failure.
     """
 
     id: TaskId
@@ -156,6 +159,7 @@ class TaskFinished(Record):
     flaky: tuple[int, int] | None = None
     tainted: bool = False
     audit: AuditReport | None = None
+    not_started: bool = False
 
 
 class AuditFinding(Record):

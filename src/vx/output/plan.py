@@ -62,6 +62,7 @@ _LOOKS = {
     PlanStatus.MISS: _Look("▶", "cache miss — would exec", MISS, "orange"),
     PlanStatus.NO_CACHE: _Look("·", "no cache — would exec", NO_CACHE, "gray"),
     PlanStatus.EXCLUDED: _Look("◌", "excluded — not run, keyed", None, "white"),
+    PlanStatus.NOT_STARTED: _Look("\u2212", "not started — only hits need it", None, "white"),
     PlanStatus.GROUP: _Look("○", "group", None, "fuchsia"),
 }
 
@@ -127,6 +128,9 @@ def _footer(view: PlanView, shown: list[PlanRow]) -> list[str]:
     counts += f", {len(runs)} would run"
     if excluded:
         counts += f", {excluded} excluded"
+    idle = sum(r.status is PlanStatus.NOT_STARTED for r in shown)
+    if idle:
+        counts += f", {idle} not started"
     lines = [counts]
     if not view.reads and view.writes:
         lines.append("cache reads off: every cached task would execute, and be saved")

@@ -124,6 +124,8 @@ def format_row(finished: TaskFinished, style: Style) -> str:
     )
     if finished.blocked_by is not None:
         row += " " + style.dim(f"• {skip_note(finished)}")
+    if finished.not_started and finished.reason:
+        row += " " + style.dim(f"• {finished.reason}")
     reason = miss_note(finished)
     if reason:
         row += " " + style.dim(reason)

@@ -33,12 +33,14 @@ class Tally:
     """What the run's tasks came to, as the meters and the result row count them.
 
     Aborted and not-run tasks never reached the cache and stay out of every total; a server
-    still running when the run ends counts as a success.
+    still running when the run ends counts as a success, one the run never started (only hits
+    depended on it) as `not started`, out of the totals too.
     """
 
     __slots__ = (
         "cache",
         "executed_ms",
+        "idle",
         "planned",
         "projects_in_run",
         "projects_total",
@@ -56,8 +58,12 @@ class Tally:
         self.cache: dict[CacheOutcome, int] = {}
         self.executed_ms: list[float] = []
         self.saved_ms = 0.0
+        self.idle = 0
 
     def add(self, finished: TaskFinished) -> None:
+        if finished.not_started:
+            self.idle += 1
+            return
         status = finished.status
         if status is TaskStatus.RUNNING:
             status = TaskStatus.SUCCESS
@@ -167,6 +173,8 @@ def task_meters(tally: Tally, style: Style, *, cells: int, total: int) -> list[s
         f"{n} {s.value}" for s in (TaskStatus.ABORTED, TaskStatus.NOT_RUN) if (n := tally.count(s))
     ]
     tasks_legend = legend(tally.task_segments(), style, total=total)
+    if tally.idle:
+        not_counted.append(f"{tally.idle} not started")
     if not_counted:
         tasks_legend += style.dim(" · ") + style.dim("not counted: " + ", ".join(not_counted))
     return [

@@ -61,10 +61,12 @@ class Executor:
         node = self.ctx.plan.nodes[ticket.id]
         cache = self.ctx.cache
         self._handed(node)  # taken up now: a tracing plugin opens the task's span
-        if cache.cached(ticket.id):
+        if cache.cached(ticket.id) and not ticket.missed:
             done = self._try_hit(node)
             if done is not None:
                 return done
+        if ticket.hands_back:
+            return Done(Result.REQUEUE)  # a deferred server must start before this executes
         cache.prepare(ticket.id)
         spec = node.task.exec_spec
         if spec is None or node.command is None:

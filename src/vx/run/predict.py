@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from vx.events import PlanStatus
 from vx.graph.critical import critical_path, longest_remaining, median
+from vx.run.deferral import deferred_servers
 from vx.run.plan import Forecast, Prediction
 
 if TYPE_CHECKING:
@@ -50,7 +51,8 @@ def predict(
 
     `history` holds each task's recent successful execution times (ms); None when it could not
     be read, and then the plan carries no forecast. Every real task with history gets its
-    p50, hits and excluded tasks included; the forecast counts only the would-run ones.
+    p50, hits and excluded tasks included; the forecast counts only the would-run ones. A
+    server only predicted hits depend on is `NOT_STARTED`, as the run would leave it.
     """
 
     seen = history or {}
@@ -61,6 +63,9 @@ def predict(
         times = seen.get((tid.project, tid.task)) if status is not PlanStatus.GROUP else None
         why = plan.reasons.get(tid) if plan.reasons is not None else None
         predictions[tid] = Prediction(status, median(list(times)) if times else None, why)
+    hits = {t for t, p in predictions.items() if p.status is PlanStatus.HIT_LOCAL}
+    for tid in deferred_servers(plan, hits.__contains__):
+        predictions[tid] = predictions[tid]._replace(status=PlanStatus.NOT_STARTED)
     frozen = MappingProxyType(predictions)
     outlook = None if history is None else forecast(plan, frozen)
     return plan._replace(keys=keys, predictions=frozen, forecast=outlook, axes=axes)

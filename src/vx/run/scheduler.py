@@ -43,6 +43,7 @@ class NodeKind(StrEnum):
     GROUP = "group"  # runs nothing; done when its dependencies are
     EXCLUDED = "excluded"  # dropped by --exclude-dependencies: never runs, orders like a group
     INTERACTIVE = "interactive"  # owns the terminal: runs alone
+    DEFERRED = "deferred"  # a server only predicted hits depend on: started if one misses
 
 
 class Result(StrEnum):
@@ -54,6 +55,7 @@ class Result(StrEnum):
     ABORTED = "aborted"
     REQUEUE = "requeue"  # a restore that could not restore: run it on the execution lane
     UNREADY = "unready"  # a server let go before ready: its dependants wait, nothing failed
+    NOT_STARTED = "not started"  # a deferred server no dependant needed: it never ran
 
 
 class Done(Record):
@@ -66,12 +68,17 @@ class Ticket(Record):
     """What a worker is told when it runs a task.
 
     `tainted` marks a task that runs behind a failed or excluded dependency: its key is a
-    healthy run's, its bytes are not, so the executor must not save it.
+    healthy run's, its bytes are not, so the executor must not save it. `hands_back` marks a
+    restore a deferred server was not started for: if it cannot restore, the worker answers
+    `REQUEUE` instead of executing, so the server starts first. `missed` marks that requeued
+    run: its restore already failed once, so it executes without asking the cache again.
     """
 
     id: TaskId
     tainted: bool
     attempts_allowed: bool
+    hands_back: bool = False
+    missed: bool = False
 
 
 class Schedule(Record):
@@ -122,7 +129,9 @@ def run_schedule(
     `halted` is set on a fail-fast stop (`--continue=never`) so in-flight work starts no retry.
     `tick` is called between results with how many tickets the workers hold (restores too).
     A node behind an `UNREADY` server is skipped under every `--continue` mode: what it would
-    talk to never said it was there.
+    talk to never said it was there. A `DEFERRED` server is parked as `NOT_STARTED` once its
+    dependencies are done; a dependant whose restore then misses starts it and waits for it
+    (its readiness, as any dependant of a server would) before executing.
     """
     walker = _Walker(schedule, lanes, mode, run_task, on_skip, on_not_run, stopping)
     walker.halted = halted or threading.Event()
@@ -161,6 +170,8 @@ class _Walker:
                 self.dependents[dep].append(tid)
         self.ready: list[TaskId] = [t for t in schedule.order if self.waiting[t] == 0]
         self.requeued_ids: set[TaskId] = set()
+        self.parked: set[TaskId] = set()  # deferred servers not started (yet)
+        self.waking: dict[TaskId, list[TaskId]] = {}  # started late: the misses waiting on it
         self.heaps: dict[str, list[tuple[int, TaskId]]] = {"execute": [], "restore": []}
         self.st = _State()
         self.busy = {"execute": 0, "restore": 0}
@@ -203,7 +214,7 @@ class _Walker:
                 self.alone = False
             if done.result is Result.REQUEUE:
                 self.requeued_ids.add(tid)
-                self.ready.append(tid)
+                self._requeue(tid)
                 continue
             self._finish(tid, done.result)
         for tid in self.s.order:
@@ -251,6 +262,8 @@ class _Walker:
         kind = self.s.kind.get(tid, NodeKind.TASK)
         if kind in (NodeKind.GROUP, NodeKind.EXCLUDED):
             return True
+        if kind is NodeKind.DEFERRED and tid not in self.waking:
+            return True
         return self._stops(tid) is not None
 
     def _try_start(self, tid: TaskId) -> bool:
@@ -268,6 +281,12 @@ class _Walker:
                 self.st.tainted.add(tid)
             self._finish(tid, Result.OK)
             return True
+        if kind is NodeKind.DEFERRED and tid not in self.waking:
+            if blocked is not None:
+                self.st.tainted.add(tid)
+            self.parked.add(tid)
+            self._finish(tid, Result.NOT_STARTED)
+            return True
         if self.alone:
             return False
         lane = self._lane_of(tid)
@@ -281,7 +300,14 @@ class _Walker:
         if tainted:
             self.st.tainted.add(tid)
         self.busy[lane] += 1
-        ticket = Ticket(tid, tainted, attempts_allowed=not self._halted())
+        deps = self.s.deps.get(tid, ())
+        ticket = Ticket(
+            tid,
+            tainted,
+            attempts_allowed=not self._halted(),
+            hands_back=any(d in self.parked or d in self.waking for d in deps),
+            missed=tid in self.requeued_ids,
+        )
         self.jobs[lane].put(ticket)
         if self.workers[lane] < self.busy[lane]:
             self.workers[lane] += 1
@@ -323,12 +349,28 @@ class _Walker:
                 return dep, self.st.blocked_root.get(dep)
         return None
 
+    def _requeue(self, tid: TaskId) -> None:
+        """A restore that could not restore: execute it, once every deferred server it depends
+        on has been started (now, if still parked) and has finished starting."""
+        servers = [d for d in self.s.deps.get(tid, ()) if d in self.parked or d in self.waking]
+        for server in servers:
+            if server in self.parked:
+                self.parked.discard(server)
+                del self.st.result[server]
+                self.waking[server] = []
+                self.ready.append(server)
+            self.waking[server].append(tid)
+            self.waiting[tid] += 1
+        if not servers:
+            self.ready.append(tid)
+
     def _finish(self, tid: TaskId, result: Result) -> None:
         self.st.result[tid] = result
         if result in (Result.FAILED, Result.ABORTED) and self.mode is ContinueMode.NEVER:
             self.fail_fast = True
             self.halted.set()
-        for dependent in self.dependents.get(tid, ()):
+        waiters = self.waking.pop(tid, None)  # a late server: its other dependants went ahead
+        for dependent in self.dependents.get(tid, ()) if waiters is None else waiters:
             self.waiting[dependent] -= 1
             if self.waiting[dependent] == 0:
                 self.ready.append(dependent)

@@ -18,11 +18,12 @@ from vx.events import (
     TaskStatus,
 )
 from vx.run.context import RunContext
+from vx.run.deferral import NOT_STARTED_REASON, deferred_servers
 from vx.run.executor import Executor
 from vx.run.groups.registry import ProcessRegistry
 from vx.run.groups.signals import RunSignals
 from vx.run.outcome import RunOutcome
-from vx.run.scheduler import ContinueMode, Lanes, NodeKind, Schedule, run_schedule
+from vx.run.scheduler import ContinueMode, Lanes, NodeKind, Result, Schedule, run_schedule
 from vx.run.servers import HeldServers, Servers
 from vx.util.uuid7 import uuid7
 
@@ -162,7 +163,7 @@ class RunSession:
             )
         )
         executor = Executor(self.ctx)
-        run_schedule(
+        results = run_schedule(
             self._schedule(),
             lanes=Lanes(self.options.concurrency, 2 * self.options.concurrency),
             mode=self.options.continue_mode,
@@ -173,6 +174,9 @@ class RunSession:
             halted=self.ctx.halted,
             tick=self._on_tick,
         )
+        for tid in plan.order:
+            if results.get(tid) is Result.NOT_STARTED:
+                self._not_started(tid)
         if self._failed() and self.servers.alive() and not self._keeps_going():
             self.servers.stop_all(self.options.kill_grace_ms)
         return self._outcome()
@@ -194,6 +198,8 @@ class RunSession:
                 kinds[tid] = NodeKind.RESTORE
             else:
                 kinds[tid] = NodeKind.TASK
+        for tid in deferred_servers(self.plan, lambda d: kinds[d] is NodeKind.RESTORE):
+            kinds[tid] = NodeKind.DEFERRED
         return Schedule(self.plan.order, self.plan.graph.deps, kinds, self._priorities(kinds))
 
     def _priorities(self, kinds: Mapping[TaskId, NodeKind]) -> Mapping[TaskId, float]:
@@ -234,6 +240,19 @@ class RunSession:
             )
         )
 
+    def _not_started(self, tid: TaskId) -> None:
+        """A deferred server no dependant needed: not run, and no failure."""
+        self._emit(
+            TaskFinished(
+                tid,
+                TaskStatus.NOT_RUN,
+                self._cache_axis(tid),
+                key=self.ctx.cache.key(tid),
+                reason=NOT_STARTED_REASON,
+                not_started=True,
+            )
+        )
+
     def _cache_axis(self, tid: TaskId) -> CacheOutcome:
         return CacheOutcome.MISS if self.ctx.cache.cached(tid) else CacheOutcome.NO_CACHE
 
@@ -242,7 +261,8 @@ class RunSession:
         unready is neither (the run was told to stop waiting)."""
         with self._lock:
             return any(
-                f.status in _BAD and f.id not in self._waiting_on for f in self._finished.values()
+                f.status in _BAD and f.id not in self._waiting_on and not f.not_started
+                for f in self._finished.values()
             )
 
     def _verdict(self) -> int:

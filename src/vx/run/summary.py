@@ -36,6 +36,7 @@ def summary_document(plan: RunPlan, outcome: RunOutcome) -> dict[str, Any]:
     """The summary `schemas/summary.json` describes; groups are in neither list."""
     tasks: list[dict[str, Any]] = []
     aborted: list[dict[str, Any]] = []
+    idle: list[str] = []  # servers the run did not start: every dependant restored
     counts = dict.fromkeys(
         (
             "successful",
@@ -57,6 +58,9 @@ def summary_document(plan: RunPlan, outcome: RunOutcome) -> dict[str, Any]:
         if finished is None or plan.nodes[tid].task.is_group:
             continue
         span = outcome.spans.get(tid)
+        if finished.not_started:
+            idle.append(str(tid))
+            continue
         if finished.status in _STOPPED:
             row: dict[str, Any] = {
                 "id": str(tid),
@@ -70,7 +74,7 @@ def summary_document(plan: RunPlan, outcome: RunOutcome) -> dict[str, Any]:
             continue
         tasks.append(_task_row(finished, span))
         saved += _count(counts, finished)
-    return {
+    doc: dict[str, Any] = {
         "runId": outcome.run_id,
         "ok": outcome.exit_code == 0,
         "exitCode": outcome.exit_code,
@@ -82,6 +86,9 @@ def summary_document(plan: RunPlan, outcome: RunOutcome) -> dict[str, Any]:
         "aborted": aborted,
         "summary": counts,
     }
+    if idle:
+        doc["notStarted"] = idle
+    return doc
 
 
 def _count(counts: dict[str, int], finished: TaskFinished) -> float:
