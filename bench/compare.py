@@ -2,7 +2,7 @@
 """Time vx (and, with --with-turbo, Turborepo) on one generated monorepo.
 
     python3 bench/compare.py [--packages 100] [--with-turbo] [--work DIR]
-                             [--scenarios cold,warm,restore,edit,dry,version,interp]
+                             [--scenarios cold,floor,warm,restore,edit,dry,affected,show,version,interp]
                              [--runs 7] [--runs-slow 3] [--json FILE]
 
 Stdlib only.  Steps:
@@ -26,13 +26,18 @@ Stdlib only.  Steps:
      affected the hot leaf's src/mod0.js edited (uncommitted) and built, then
               `build --affected` against HEAD: the edit's reach, all cache hits
               (runs times; with --interleave only)
+     show     `show --format json` (vx) / `ls --output json` (turbo): the package
+              list (runs times)
      version  `--version`: bare start-up (runs times)
+   floor (no tool): every package's build command by `xargs -P<workers> sh -c`
+   after `rm -rf packages/*/dist`, the cold build's floor (runs-slow times).
    vx runs as `PY vx.py run build --all` (PY: --python, default the real
    interpreter behind `python3`), turbo as `turbo run build --ui=stream`.
    `interp` (vx only) times the interpreter alone: `python3` through PATH (a
    pyenv shim costs a bash start), PY -c pass, PY -S, PY -I -S.
-4. Print a markdown table (median wall [min..max], median CPU) and write every
-   sample to JSON (default WORK/results-nN.json).
+4. Print a markdown table (median wall [min..max], median CPU, median peak RSS)
+   and, for two sizes or more (or --growth-from an earlier JSON), each scenario's
+   growth between them; write every sample to JSON (default WORK/results-nN.json).
 
 Isolation: HOME=WORK/home for every tool run, so vx's store (~/.vx) is fresh
 and private; turbo keeps its cache in the repo (.turbo/).  vx's bytecode goes
@@ -42,7 +47,8 @@ the checkout's __pycache__ is in; `--bytecode inherit` keeps the caller's
 environment instead.
 
 Timing: wall = perf_counter around the whole process (stdout+stderr to a log);
-cpu = user+sys of it and every child it reaped (RUSAGE_CHILDREN delta).
+cpu = user+sys of it and every child it reaped, rss = the largest resident set
+among them (both from os.wait4's rusage).
 The machine may be shared: each sample also records `foreign`, the CPU
 seconds other processes used during it (from /proc/stat), and with
 --noise-retries a sample during which others used more than --noise-cores
@@ -53,11 +59,11 @@ from __future__ import annotations
 
 import argparse
 import io
+import itertools
 import json
 import os
 import platform
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -69,14 +75,29 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CHECKOUT = HERE.parent
 TURBO_VERSION = "2.11.11"
-SCENARIOS = ("cold", "warm", "restore", "edit", "dry", "affected", "version", "interp")
+SCENARIOS = (
+    "cold",
+    "floor",
+    "warm",
+    "restore",
+    "edit",
+    "dry",
+    "affected",
+    "show",
+    "version",
+    "interp",
+)
+FAST = ("warm", "restore", "dry", "affected", "show", "version")
+ROWS = ("cold", "floor", "warm", "restore", "edit", "dry", "affected", "show", "version")
 LABELS = {
     "cold": "cold build (no cache, no dist/)",
+    "floor": "floor: the same build commands by `xargs -P<workers> sh -c`",
     "warm": "**warm build, all cached, outputs present**",
     "restore": "warm after `rm -rf packages/*/dist` (restore)",
     "edit": "edit hot leaf `src/mod0.js`, then build",
     "dry": "`build --dry=json` (plan only, all cached)",
     "affected": "`build --affected` after an uncommitted edit of the hot leaf (all cached)",
+    "show": "`show --format json` / `ls --output json` (every package)",
     "version": "`--version` (start-up)",
 }
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -97,25 +118,32 @@ def _busy_ticks() -> int | None:
 
 
 def timed(cmd: list[str], cwd: Path, env: dict[str, str], log: Path) -> dict[str, object]:
-    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    """One run of `cmd`: wall clock, CPU and peak RSS of it and everything it reaped.
+
+    `os.wait4` gives the child's own rusage: its CPU includes every descendant it waited
+    for, and `ru_maxrss` is the largest resident set among them (KiB on Linux), so the
+    figure is the tool's biggest process, not a sum.
+    """
     b0 = _busy_ticks()
     with log.open("wb") as out:
         t0 = time.perf_counter()
-        rc = subprocess.run(
-            cmd,
-            cwd=cwd,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        ).returncode
+        proc = subprocess.Popen(
+            cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
+        _, status, ru = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
+    proc.returncode = rc = os.waitstatus_to_exitcode(status)
     b1 = _busy_ticks()
-    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+    cpu = ru.ru_utime + ru.ru_stime
     foreign = None if b0 is None or b1 is None else max(0.0, (b1 - b0) / CLK_TCK - cpu)
-    return {"wall": wall, "cpu": cpu, "rc": rc, "foreign": foreign, "load1": os.getloadavg()[0]}
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "rss_mb": ru.ru_maxrss / 1024,
+        "rc": rc,
+        "foreign": foreign,
+        "load1": os.getloadavg()[0],
+    }
 
 
 class Sampler:
@@ -163,6 +191,7 @@ def summarize(samples: list[dict[str, object]]) -> dict[str, object]:
         "wall_min": min(walls),
         "wall_max": max(walls),
         "cpu_med": statistics.median(cpus),
+        "rss_med": statistics.median(float(s.get("rss_mb", 0.0)) for s in samples),  # type: ignore[arg-type]
         "foreign_med": statistics.median(foreign) if foreign else None,
         "rc": sorted({s["rc"] for s in samples}),  # type: ignore[type-var]
         "samples": samples,
@@ -315,6 +344,9 @@ class Tool:
     def affected(self) -> list[str]:
         raise NotImplementedError
 
+    def show(self) -> list[str]:
+        raise NotImplementedError
+
     def version(self) -> list[str]:
         raise NotImplementedError
 
@@ -341,6 +373,9 @@ class Vx(Tool):
     def affected(self) -> list[str]:
         # the edit is uncommitted: changes since HEAD are what a pre-push hook would ask about
         return [self.python, str(self.vx_py), "run", "build", "--affected=HEAD"]
+
+    def show(self) -> list[str]:
+        return [self.python, str(self.vx_py), "show", "--format", "json"]
 
     def version(self) -> list[str]:
         return [self.python, str(self.vx_py), "--version"]
@@ -374,6 +409,9 @@ class Turbo(Tool):
     def affected(self) -> list[str]:
         # TURBO_SCM_BASE=HEAD (set in bench_interleaved): uncommitted changes since HEAD
         return [str(self.binary), "run", "build", "--affected", "--ui=stream"]
+
+    def show(self) -> list[str]:  # turbo's closest: the package list, experimental JSON
+        return [str(self.binary), "ls", "--output", "json"]
 
     def version(self) -> list[str]:
         return [str(self.binary), "--version"]
@@ -453,6 +491,10 @@ def bench_tool(
         log = logdir / f"{tool.name}-dry.log"
         timed(tool.dry(), repo, env, log)
         report("dry", [sampler.take(tool.dry(), repo, env, log) for _ in range(runs)])
+    if "show" in scen:
+        log = logdir / f"{tool.name}-show.log"
+        timed(tool.show(), repo, env, log)
+        report("show", [sampler.take(tool.show(), repo, env, log) for _ in range(runs)])
     if "version" in scen:
         log = logdir / f"{tool.name}-version.log"
         timed(tool.version(), repo, env, log)
@@ -481,11 +523,11 @@ def bench_interleaved(
     def one(t: Tool, key: str, cmd: list[str], prepare: object = None) -> None:
         log = logdir / f"{t.name}-{key}.log"
         s = sampler.take(cmd, t.repo, t.env, log, prepare)
-        if key not in ("version", "dry"):
+        if key not in ("version", "dry", "show"):
             s["executed"] = t.executed(log.read_text(errors="replace"))
         res[t.name].setdefault(key, []).append(s)
 
-    for key in ("warm", "restore", "dry", "affected", "version"):
+    for key in FAST:
         if key not in scen:
             continue
         if key == "version":
@@ -506,6 +548,8 @@ def bench_interleaved(
                     one(t, key, t.dry())
                 elif key == "affected":
                     one(t, key, t.affected())
+                elif key == "show":
+                    one(t, key, t.show())
                 else:
                     one(t, key, t.version())
         if key == "affected":
@@ -519,6 +563,31 @@ def bench_interleaved(
         for key, samples in res[t.name].items():
             out[t.name][key] = {**summarize(samples), "interleaved": True}
             print(f"  {t.name:6} {key:8} {fmt(out[t.name][key])} (interleaved)", flush=True)
+    return out
+
+
+def bench_floor(
+    repo: Path, env: dict[str, str], runs: int, logdir: Path, workers: int
+) -> dict[str, object]:
+    """The cold build's floor: every package's build command, `workers` at a time, by xargs.
+
+    No tool: no hashing, no cache, no dependency order (these commands read only their
+    own package's sources), `dist/` removed before each sample as for `cold`.
+    """
+    jobs = []
+    for pkg in sorted((repo / "packages").iterdir()):
+        config = json.loads((pkg / "vx.config.json").read_text())
+        command = config["tasks"]["build"]["exec"]["command"]
+        jobs.append(f"cd {pkg.relative_to(repo)} && {command}")
+    listing = logdir / "floor-commands"
+    listing.write_text("".join(job + "\0" for job in jobs))
+    cmd = ["xargs", "-0", f"-P{workers}", "-n1", "-a", str(listing), "sh", "-c"]
+    samples = []
+    for _ in range(runs):
+        sh("rm -rf packages/*/dist", cwd=repo)
+        samples.append(timed(cmd, repo, env, logdir / "floor.log"))
+    out = {**summarize(samples), "workers": workers, "command": " ".join(cmd)}
+    print(f"  floor  cold     {fmt(out)} (xargs -P{workers})", flush=True)
     return out
 
 
@@ -573,9 +642,10 @@ def cell(s: dict | None) -> str:
         if "expected" in s:
             ran += f" (expect {s['expected']})"
     bad = "" if s["rc"] == [0] else f", rc {s['rc']}"
+    rss = f", {s['rss_med']:.0f} MB" if s.get("rss_med") else ""
     return (
         f"{s['wall_med']:.3f} s [{s['wall_min']:.3f}..{s['wall_max']:.3f}], "
-        f"cpu {s['cpu_med']:.2f} s{ran}{bad}"
+        f"cpu {s['cpu_med']:.2f} s{rss}{ran}{bad}"
     )
 
 
@@ -597,7 +667,16 @@ def table(report: dict) -> str:
             "| scenario | " + " | ".join(tools) + (" | vx / turbo |" if len(tools) == 2 else " |")
         )
         lines += [head, "|" + " --- |" * (head.count("|") - 1)]
-        for key in ("cold", "warm", "restore", "edit", "dry", "affected", "version"):
+        for key in ROWS:
+            if key == "floor":
+                if "floor" in out and "vx" in out and "cold" in out["vx"]:
+                    vs = out["vx"]["cold"]["wall_med"] / out["floor"]["wall_med"]
+                    pad = " — |" * (len(tools) - 1) + (" — |" if len(tools) == 2 else "")
+                    lines.append(
+                        f"| {LABELS['floor']} (-P{out['floor']['workers']}; vx cold = "
+                        f"{vs:.2g}x it) | {cell(out['floor'])} |{pad}"
+                    )
+                continue
             row = [out[t].get(key) for t in tools]
             if not any(row):
                 continue
@@ -612,7 +691,45 @@ def table(report: dict) -> str:
                 "| --- | --- |",
             ]
             lines += [f"| `{k}` | {cell(v)} |" for k, v in out["interp"].items()]
+    lines += growth({**report.get("earlier", {}), **report["results"]})
     return "\n".join(lines)
+
+
+def growth(results: dict[str, dict]) -> list[str]:
+    """Each scenario's growth between consecutive sizes measured: wall, CPU and peak RSS ratios.
+
+    Linear is the size ratio (10x from 1,000 to 10,000); above it something grows faster
+    than the repository.
+    """
+    sizes = sorted(results, key=lambda k: int(k[1:]))
+    lines: list[str] = []
+    for small, big in itertools.pairwise(sizes):
+        lo, hi = results[small], results[big]
+        lines += [
+            f"\n### Growth N = {small[1:]} → {big[1:]} "
+            f"(linear: {int(big[1:]) / int(small[1:]):.3g}x)\n",
+            "| scenario | tool | wall | cpu | peak RSS |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for key in ROWS:
+            pairs = (
+                [("floor", lo.get("floor"), hi.get("floor"))]
+                if key == "floor"
+                else [(t, lo.get(t, {}).get(key), hi.get(t, {}).get(key)) for t in ("vx", "turbo")]
+            )
+            for tool, a, b in pairs:
+                if not a or not b:
+                    continue
+                rss = (
+                    f"{b['rss_med'] / a['rss_med']:.3g}x"
+                    if a.get("rss_med") and b.get("rss_med")
+                    else "—"
+                )
+                lines.append(
+                    f"| {key} | {tool} | {b['wall_med'] / a['wall_med']:.3g}x | "
+                    f"{b['cpu_med'] / max(a['cpu_med'], 1e-9):.3g}x | {rss} |"
+                )
+    return lines
 
 
 def facts(python: str, vx_py: Path, turbo: Path | None, ref: str | None) -> dict[str, object]:
@@ -731,6 +848,12 @@ def main(argv: list[str] | None = None) -> int:
         help="repo generator script (default: shared genrepo.py if present, else bench/mkrepo.py)",
     )
     ap.add_argument("--seed", type=int, default=20240101)
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=len(os.sched_getaffinity(0)),
+        help="parallelism of the floor's xargs -P (default: usable cores, vx's default)",
+    )
     ap.add_argument("--bytecode", choices=("prefix", "inherit"), default="prefix")
     ap.add_argument(
         "--interleave",
@@ -756,6 +879,12 @@ def main(argv: list[str] | None = None) -> int:
         help="keep WORK/repos/nN and the tools' caches (not cleaned before or after) when it "
         "was generated with the same size and seed: at N=1000 turbo's populating run alone "
         "takes minutes",
+    )
+    ap.add_argument(
+        "--growth-from",
+        default=None,
+        help="an earlier run's JSON: its sizes join the growth table (e.g. N=1000 measured "
+        "before a separate N=10000 run)",
     )
     ap.add_argument("--json", default=None, help="raw samples (default WORK/results-nN.json)")
     a = ap.parse_args(argv)
@@ -799,6 +928,8 @@ def main(argv: list[str] | None = None) -> int:
         "args": vars(a),
         "results": {},
     }
+    if a.growth_from:
+        report["earlier"] = json.loads(Path(a.growth_from).read_text())["results"]
     print(json.dumps(report["facts"]), flush=True)
     sizes = [int(x) for x in str(a.packages).split(",")]
     for n in sizes:
@@ -815,7 +946,7 @@ def main(argv: list[str] | None = None) -> int:
                 runners.append(Turbo(repo, env, turbo_bin))
             else:
                 raise SystemExit(f"compare: unknown tool {name}")
-        fast = {"warm", "restore", "dry", "affected", "version"} & scen if a.interleave else set()
+        fast = set(FAST) & scen if a.interleave else set()
         keep = a.reuse_repo
         for tool in runners:
             out[tool.name] = bench_tool(
@@ -824,9 +955,16 @@ def main(argv: list[str] | None = None) -> int:
             if not fast and not keep:
                 tool.clean()
         if fast:
-            for name, got in bench_interleaved(runners, meta, fast, a.runs, logdir, sampler).items():
+            for name, got in bench_interleaved(
+                runners, meta, fast, a.runs, logdir, sampler
+            ).items():
                 out[name].update(got)
             for tool in runners:
+                if not keep:
+                    tool.clean()
+        if "floor" in scen:
+            out["floor"] = bench_floor(repo, env, a.runs_slow, logdir, a.workers)
+            for tool in runners:  # the floor's outputs are not the tools': leave them clean
                 if not keep:
                     tool.clean()
         if "interp" in scen:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from typing import IO
 
     from vx.cache.archive import Described
+    from vx.cache.syncer import Syncer
 
 __all__ = ["ARTIFACT_SUFFIX", "ArtifactInfo", "CorruptArtifact", "SaveFailed", "Store"]
 
@@ -76,13 +77,15 @@ class Store:
         *,
         meta: str = "",
         replace: bool = False,
+        syncer: Syncer | None = None,
     ) -> ArtifactInfo:
         """Archive `paths` (relative to `project_dir`) as `key`'s artifact; SaveFailed if refused.
 
         A second writer of one key keeps the first artifact and returns what that one holds,
         so the row it then writes matches the bytes on disk. With `replace` (a run that did not
         read the cache, such as `--force`) the new artifact takes the key's place instead:
-        refreshing an entry nobody trusts is the point of such a run.
+        refreshing an entry nobody trusts is the point of such a run. Given a `syncer`, the
+        new artifact's fsyncs are left to it rather than waited for (see `cache.syncer`).
         """
         from vx.cache.archive import write_archive  # tar and zstd load only when saving
 
@@ -95,7 +98,9 @@ class Store:
 
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            if write_atomic(path, archive, exclusive=not replace):
+            if write_atomic(path, archive, exclusive=not replace, durable=syncer is None):
+                if syncer is not None:
+                    syncer.add(path)
                 return made[-1]
             try:
                 return self.describe(key).info

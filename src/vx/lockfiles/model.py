@@ -99,11 +99,12 @@ class Walker:
     """Closures over one graph, sharing what every walk would recompute (a linked member's
     production dependencies in order), for the many members of one workspace."""
 
-    __slots__ = ("_graph", "_linked", "_rank")
+    __slots__ = ("_graph", "_linked", "_rank", "_silent")
 
     def __init__(self, graph: LockGraph) -> None:
         self._graph = graph
         self._linked: dict[str, list[str]] = {}
+        self._silent = _silent_members(graph)
         # Each package id's place in (name, version, integrity) order: closures sort by it.
         nodes = graph.nodes
         ids = sorted(nodes, key=lambda i: (nodes[i].name, nodes[i].version, nodes[i].integrity))
@@ -132,6 +133,8 @@ class Walker:
                     member = dep[len(_LINK) :]
                     if member not in members:
                         members.add(member)
+                        if member in self._silent:
+                            continue
                         following.extend([(t, via) for t in self._production(member)])
                     continue
                 if dep in via_of:
@@ -151,6 +154,34 @@ class Walker:
                 last = key
                 out.append(_LOCKED(Locked, (*key, via_of[dep])))
         return tuple(out)
+
+
+def _silent_members(graph: LockGraph) -> frozenset[str]:
+    """The members whose production dependencies, through every member they link to, reach
+    no locked package: a closure passing one gains nothing by walking it.
+
+    Without this every member's walk re-enters the whole chain of members below it, which
+    grows with the square of the workspace when members depend on members (ten thousand
+    packages, a second and more).
+    """
+    nodes = graph.nodes
+    linked_from: dict[str, list[str]] = {}
+    todo: list[str] = []
+    for rel_dir, deps in graph.importers.items():
+        for dep in deps.values():
+            if dep.dev:
+                continue
+            if dep.target.startswith(_LINK):
+                linked_from.setdefault(dep.target[len(_LINK) :], []).append(rel_dir)
+            elif dep.target in nodes:
+                todo.append(rel_dir)
+    loud = set(todo)
+    while todo:
+        for user in linked_from.get(todo.pop(), ()):
+            if user not in loud:
+                loud.add(user)
+                todo.append(user)
+    return frozenset(graph.importers.keys() - loud)
 
 
 def reachable(graph: LockGraph, rel_dirs: set[str], *, production: bool) -> set[str]:

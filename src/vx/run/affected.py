@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from vx.graph.model import TaskGraph
     from vx.run.prepare import RunOptions
     from vx.selection.affected import Reach
-    from vx.workspace.model import TaskDef, Workspace
+    from vx.workspace.model import Project, TaskDef, Workspace
 
 _NAMED = AffectedReason("named", "named as pkg#task")
 
@@ -161,17 +161,27 @@ def keep(graph: TaskGraph, found: Reach, ws: Workspace) -> dict[TaskId, Affected
 
     A `^name` edge that passed through a package with no config (so no such task) reaches a
     change in that package too, as the `package` reason: the graph holds no node for it.
+
+    Each task's own reason is judged once, and a walk enters only tasks from which one is
+    reachable: walking every root's whole closure made ten thousand packages quadratic. The
+    tasks left out reach no reason, so the walk's order and its chains are unchanged.
     """
+    by_name = {p.name: p for p in ws.projects}
+    reasons: dict[TaskId, AffectedReason] = {}
+    for tid, node in graph.nodes.items():
+        own = found.seed(tid, node.task) or _passed_through(
+            ws, by_name, node.project.name, node.task, found
+        )
+        if own is not None:
+            reasons[tid] = own
+    leads = graph.downstream(reasons)
     kept: dict[TaskId, AffectedReason] = {}
-    for root in sorted(graph.requested):
+    for root in sorted(graph.requested & leads):
         parent: dict[TaskId, TaskId | None] = {root: None}
         todo = deque([root])
         while todo:
             tid = todo.popleft()
-            node = graph.nodes[tid]
-            why = found.seed(tid, node.task) or _passed_through(
-                ws, node.project.name, node.task, found
-            )
+            why = reasons.get(tid)
             if why is not None:
                 chain: list[TaskId] = []
                 at: TaskId | None = tid
@@ -181,21 +191,20 @@ def keep(graph: TaskGraph, found: Reach, ws: Workspace) -> dict[TaskId, Affected
                 kept[root] = why._replace(via=tuple(reversed(chain)))
                 break
             for dep in graph.deps.get(tid, ()):
-                if dep not in parent:
+                if dep in leads and dep not in parent:
                     parent[dep] = tid
                     todo.append(dep)
     return kept
 
 
 def _passed_through(
-    ws: Workspace, project: str, task: TaskDef, found: Reach
+    ws: Workspace, by_name: Mapping[str, Project], project: str, task: TaskDef, found: Reach
 ) -> AffectedReason | None:
     """The first changed config-less package a `^name` edge of the task passes on through."""
     if not found.whole:
         return None
     from vx.graph.build import BUILD
 
-    by_name = {p.name: p for p in ws.projects}
     for text in task.depends_on:
         if not text.startswith("^"):
             continue

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from vx.cache.index import Entry, Index
     from vx.cache.store import Store
+    from vx.cache.syncer import Syncer
     from vx.events import Stream
     from vx.ids import TaskId
     from vx.run.cachespec import CacheAxes
@@ -63,6 +64,7 @@ class LocalCache:
         self._matched: dict[TaskId, bool] = {}  # whether a save found any output
         self._lock = threading.Lock()
         self.used: list[str] = []
+        self._syncer: Syncer | None = None  # made by the first save: a warm run needs none
 
     def key(self, tid: TaskId) -> str | None:
         return self.keys.keys.get(tid)
@@ -136,8 +138,13 @@ class LocalCache:
         paths = output_paths(base, patterns, stop_at=stops)
         with self._lock:
             self._matched[tid] = bool(paths)
+            if self._syncer is None:
+                from vx.cache.syncer import Syncer
+
+                self._syncer = Syncer()
+            syncer = self._syncer
         try:
-            info = self.store.put(key, paths, base, replace=not self.axes.local_read)
+            info = self.store.put(key, paths, base, replace=not self.axes.local_read, syncer=syncer)
             self.index.put_entry(
                 key,
                 project=tid.project,
@@ -224,7 +231,10 @@ class LocalCache:
 
     def close(self) -> str | None:
         """Mark the entries this run used, then let go of the index, moving aside one found
-        damaged; the line to print when that damage was not told before."""
+        damaged; the line to print when that damage was not told before. The artifacts this
+        run saved are synced to disk first."""
+        if self._syncer is not None:
+            self._syncer.close()
         self.mark_used()
         note = self.index.recover()
         self.index.close()

@@ -425,3 +425,22 @@ def test_put_bytes_makes_the_store_and_replaces_what_lies_there(
     store.restore(KEY, out, info)
     assert (out / "dist" / "a.js").read_text() == "console.log(1)\n"
     assert os.access(out / "dist" / "bin", os.X_OK)
+
+
+def test_put_with_a_syncer_places_the_artifact_and_leaves_its_fsyncs_to_it(
+    tmp_path: Path, project: Path
+) -> None:
+    """The save returns with the artifact whole in place; the syncer's thread finishes the
+    fsyncs by `close`, and a file pruned before its turn is passed by."""
+    from vx.cache.syncer import Syncer
+
+    store, syncer = Store(tmp_path / "store"), Syncer()
+    info = store.put(KEY, ["dist/a.js", "dist/bin"], project, syncer=syncer)
+    syncer.add(tmp_path / "store" / "pruned-meanwhile.tar.zst")
+    syncer.close()
+    syncer.close()  # a second close waits for nothing
+    out = tmp_path / "out"
+    out.mkdir()
+    store.restore(KEY, out, info)
+    assert (out / "dist" / "a.js").read_text() == "console.log(1)\n"
+    assert sorted(p.name for p in store.directory.iterdir()) == [KEY + ARTIFACT_SUFFIX]

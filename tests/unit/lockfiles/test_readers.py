@@ -7,7 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from vx.lockfiles.model import LockfileError, closure, member_edges, reachable
+from vx.lockfiles.model import (
+    Dep,
+    LockfileError,
+    LockGraph,
+    Node,
+    closure,
+    link_to,
+    member_edges,
+    reachable,
+)
 from vx.lockfiles.read import read_lockfile
 
 DATA = Path(__file__).parent / "data"
@@ -167,3 +176,28 @@ def test_unreadable_lockfiles_say_why(name: str, text: str, says: str) -> None:
         read_lockfile(name, data, {})
     assert says in str(caught.value)
     assert name.split(".", maxsplit=1)[0] in str(caught.value)
+
+
+def _chain_graph(*, locked_leaf: bool) -> LockGraph:
+    """m0 → m1 → … → m5 by production links; m5 optionally depends on a locked package."""
+    importers: dict[str, dict[str, Dep]] = {}
+    for i in range(5):
+        importers[f"m{i}"] = {f"m{i + 1}": Dep(link_to(f"m{i + 1}"), dev=False)}
+    importers["m5"] = {"ms": Dep("ms@1", dev=False)} if locked_leaf else {}
+    importers["m5"]["dev-only"] = Dep("dev@1", dev=True)
+    nodes = {
+        "ms@1": Node("ms", "1", "sha-ms", ()),
+        "dev@1": Node("dev", "1", "sha-dev", ()),
+    }
+    return LockGraph(importers, nodes, {})
+
+
+def test_closures_through_member_chains_with_and_without_locked_packages() -> None:
+    loud = _chain_graph(locked_leaf=True)
+    assert [_names(closure(loud, f"m{i}")) for i in range(6)] == [
+        *([[("ms", "1", f"m{i + 1}")] for i in range(5)]),
+        [("dev", "1", "dev-only"), ("ms", "1", "ms")],
+    ]
+    quiet = _chain_graph(locked_leaf=False)
+    assert [closure(quiet, f"m{i}") for i in range(5)] == [()] * 5
+    assert _names(closure(quiet, "m5")) == [("dev", "1", "dev-only")]
