@@ -20,6 +20,7 @@ LAYER = {
     "vx.workspace": 1,
     "vx.graph": 2,
     "vx.cache": 2,
+    "vx.remoteexec": 2.5,  # actions over REAPI: above the cache client, below the run it serves
     "vx.run": 3,
     "vx.history": 3,
     "vx.output": 3,
@@ -27,6 +28,7 @@ LAYER = {
     "vx.selfupdate": 3,
     "vx.manual": 3,
     "vx.watch": 4,
+    "vx.worker": 4,  # `vx worker` runs leased actions through the run's one spawner
     "vx.cli": 5,
     "vx.__main__": 6,  # `python -m vx`, over the CLI: its entry, or the platform wheel's binary
     "vx": 5,  # the public API (`vx.run`, `vx.plan_run`) sits beside the CLI, over the engine
