@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -371,9 +372,11 @@ def postgres_server(workdir: Path) -> Iterator[str]:
     """A throwaway PostgreSQL on 127.0.0.1 with trust auth; yields its connection string."""
     initdb, postgres = _postgres_bin("initdb"), _postgres_bin("postgres")
     workdir.mkdir(parents=True, exist_ok=True)
+    # Its own directory under /tmp: pytest's tmp dirs are closed to the user it may run as.
+    home = Path(tempfile.mkdtemp(prefix="vx-pg-"))
     if os.geteuid() == 0:
-        os.chown(workdir, 65534, 65534)
-    data = workdir / "data"
+        os.chown(home, 65534, 65534)
+    data = home / "data"
     made = subprocess.run(
         [*_as_postgres_user(), initdb, "-D", str(data), "-U", "bgd", "--auth=trust"],
         capture_output=True, text=True, check=False, timeout=300,
@@ -384,7 +387,7 @@ def postgres_server(workdir: Path) -> Iterator[str]:
     log = (workdir.parent / "postgres.log").open("w")
     proc = subprocess.Popen(
         [*_as_postgres_user(), postgres, "-D", str(data), "-h", "127.0.0.1", "-p", str(port),
-         "-k", str(workdir)],
+         "-k", str(home)],
         stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     try:
@@ -394,6 +397,7 @@ def postgres_server(workdir: Path) -> Iterator[str]:
         proc.terminate()
         proc.wait(timeout=60)
         log.close()
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def _wait_port(port: int, proc: subprocess.Popen[bytes], logfile: Path) -> None:

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
     from vx.events import Event
     from vx.run.caching import TaskCache
+    from vx.run.offload import Offload
     from vx.run.plan import RunPlan
     from vx.run.registry import ProcessRegistry
     from vx.run.servers import Servers
@@ -54,3 +55,4 @@ class RunContext(Record):
     stopping: threading.Event
     halted: threading.Event
     released: threading.Event
+    remote: Offload | None = None  # `--executor reapi`: where cacheable tasks execute

@@ -134,9 +134,13 @@ class Executor:
             attempt += 1
             capture = self._capture(tid, secrets)
             self.ctx.emit(TaskStarted(tid, command, attempt))
-            from vx.run.process import run_process
+            remote = self.ctx.remote
+            if remote is not None and remote.takes(node):
+                result = remote.run(node, pspec, capture.feed, self.ctx.stopping)
+            else:
+                from vx.run.process import run_process
 
-            result = run_process(pspec, capture.feed, registry=self.ctx.registry)
+                result = run_process(pspec, capture.feed, registry=self.ctx.registry)
             if result.spawn_error:
                 capture.feed(Stream.STDERR, result.spawn_error + "\n")
             capture.flush()

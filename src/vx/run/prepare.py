@@ -66,6 +66,7 @@ class RunOptions(Record):
     as it is (handed over with the ready ones when requested, held like them otherwise), and
     what depends on it is skipped, naming it, without failing the run (`vx watch` sets it for
     an edit that should not wait for a server stuck before ready).
+    `executor` is `--executor` (`local` or `reapi`), None for the workspace's `executor`.
     """
 
     tasks: tuple[str, ...] = ()
@@ -96,6 +97,7 @@ class RunOptions(Record):
     frozen: bool = False
     keep_servers: Callable[[HeldServers], None] | None = None
     release: Release | None = None
+    executor: str | None = None
 
 
 class PreparedRun(Record):
@@ -608,6 +610,11 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
     def waiting(pid: int) -> None:
         emit(Notice(f"[vx] waiting for another vx run (pid {pid}) on this workspace to finish…"))
 
+    offload = None
+    if (options.executor or plan.workspace.config.executor) == "reapi":
+        from vx.run.offload import open_offload
+
+        offload = open_offload(plan, prepared.keys, prepared.cache, prepared.env)
     lock = acquire_run_lock(plan.workspace.root, on_wait=waiting)
     session = RunSession(
         plan,
@@ -619,6 +626,7 @@ def _execute(prepared: PreparedRun, emit: Sink) -> RunOutcome:
         tick=options.tick or (lambda: None),
         cache_label=prepared.label,
         release=options.release,
+        remote=offload,
     )
     with lock, session:
         sweep_staging((plan.workspace.root, *(p.dir for p in plan.workspace.projects)))

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from vx.ids import TaskId
     from vx.run.caching import TaskCache
     from vx.run.context import ExecOptions
+    from vx.run.offload import Offload
     from vx.run.plan import RunPlan
     from vx.run.servers import Release
 
@@ -58,6 +59,7 @@ class RunSession:
         tick: Callable[[], None] = lambda: None,
         cache_label: str = "local cache",
         release: Release | None = None,
+        remote: Offload | None = None,
     ) -> None:
         self.plan = plan
         self.options = options
@@ -89,6 +91,7 @@ class RunSession:
             stopping=self.signals.stopping,
             halted=threading.Event(),
             released=release.event if release is not None else threading.Event(),
+            remote=remote,
         )
         self._started_at = wall()
         self._t0 = clock()

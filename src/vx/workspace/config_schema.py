@@ -55,7 +55,10 @@ WORKSPACE_FIELDS = (
     "passThrough",
     "plugins",
     "tasksFrom",
+    "executor",
 )
+# Where cacheable tasks execute: here, or as actions on the REAPI server (vx.remoteexec).
+EXECUTORS = ("local", "reapi")
 # Where a workspace may read its tasks live instead of from vx.config files (workspace/live.py).
 TASKS_FROM = ("turbo", "nx")
 RETENTION_FIELDS = ("olderThan", "maxSize")
@@ -103,7 +106,9 @@ def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
     cache_dir = affected_base = concurrency = timeout = retention = None
     plugins: tuple[object, ...] = ()
     pass_through: tuple[str, ...] = ()
-    tasks_from = None
+    tasks_from = executor = None
+    if "executor" in doc:
+        executor = _one_of(doc["executor"], top.key("executor"), EXECUTORS)
     if "tasksFrom" in doc:
         tasks_from = _one_of(doc["tasksFrom"], top.key("tasksFrom"), TASKS_FROM)
     if "cacheDir" in doc:
@@ -130,6 +135,7 @@ def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
         plugins=plugins,
         pass_through=pass_through,
         tasks_from=tasks_from,
+        executor=executor,
     )
 
 

@@ -154,6 +154,7 @@ class WorkspaceConfig(Record):
     imports: tuple[str, ...] = ()  # root-relative files a `.py` config imported
     pass_through: tuple[str, ...] = ()  # variables every task sees, outside every key
     tasks_from: str | None = None  # "turbo" or "nx": config-less packages read it live
+    executor: str | None = None  # "local" or "reapi": where cacheable tasks execute
 
 
 class Workspace(Record):
