@@ -17,7 +17,7 @@ DIGEST_TYPE = _TYPES + "build.bazel.remote.execution.v2.Digest"
 RESULT_TYPE = _TYPES + "build.bazel.remote.execution.v2.ActionResult"
 RESPONSE_TYPE = _TYPES + "build.bazel.remote.execution.v2.ExecuteResponse"
 
-LEASE_PENDING, LEASE_ACTIVE, LEASE_COMPLETED, LEASE_CANCELLED = 1, 2, 4, 5
+LEASE_PENDING, LEASE_ACTIVE, LEASE_COMPLETED = 1, 2, 4
 BOT_OK = 1
 
 

@@ -9,6 +9,7 @@ the server queues the action again for another worker.
 
 from __future__ import annotations
 
+import signal
 import socket
 import threading
 import uuid
@@ -18,7 +19,6 @@ from vx.cache.remote import protowire as pw
 from vx.cache.remote.base import RemoteError
 from vx.remoteexec.messages import (
     LEASE_ACTIVE,
-    LEASE_CANCELLED,
     LEASE_COMPLETED,
     LEASE_PENDING,
     RESULT_TYPE,
@@ -85,10 +85,12 @@ class Bot:
                 if "DEADLINE_EXCEEDED" not in str(err):
                     raise
                 continue
+            _, leases = parse_session(reply)
             if completes and self._job is not None:
                 self._reported.add(self._job.lease.id)
                 self._job = None
-            _, leases = parse_session(reply)
+            elif held:
+                self._drop_if_cancelled(leases)
             self._take(leases)
 
     def _held(self) -> tuple[list[bytes], bool]:
@@ -105,12 +107,20 @@ class Bot:
         result = any_of(RESULT_TYPE, job.result.encode())
         return [lease_message(job.lease.id, LEASE_COMPLETED, job.lease.payload, result)], True
 
+    def _drop_if_cancelled(self, leases: list[Lease]) -> None:
+        """A lease the server left out of its answer was cancelled: stop working on it."""
+        job = self._job
+        if job is None or any(lease.id == job.lease.id for lease in leases):
+            return
+        self.log(f"[vx worker] {self.bot_id}: lease {job.lease.id} cancelled by the server")
+        self.runner.registry.signal_all(signal.SIGTERM)
+        self._reported.add(job.lease.id)
+        self._job = None
+
     def _take(self, leases: list[Lease]) -> None:
         for lease in leases:
             job = self._job
             if job is not None and lease.id == job.lease.id:
-                if lease.state == LEASE_CANCELLED:
-                    self.runner.registry.signal_all(15)
                 continue
             fresh = lease.id not in self._reported
             if job is None and fresh and lease.state in (LEASE_PENDING, LEASE_ACTIVE):
