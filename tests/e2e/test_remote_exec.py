@@ -232,3 +232,12 @@ def test_ctrl_c_cancels_the_operation_on_the_server(tmp_path: Path) -> None:
     assert pool.ran() == [1], log  # the worker's action ended: the server cancelled its lease
     assert " exited 0" not in log
     assert not (ws / "packages/p00/dist").exists()
+
+
+def test_without_a_server_the_run_is_refused_in_one_line(tmp_path: Path) -> None:
+    ws = make_git_workspace(tmp_path / "ws", workspace())
+    result = run_vx(["run", "p00#build", "--executor", "reapi"], ws, home=tmp_path / "h")
+    assert result.code == 1
+    assert result.err.strip().splitlines() == [
+        "vx run: --executor reapi needs a server: set VX_REAPI_URL=grpc://host:port"
+    ]

@@ -132,15 +132,16 @@ def open_offload(plan: RunPlan, keys: KeySet, cache: LocalCache, env: Mapping[st
     """The run's remote executor at VX_REAPI_URL; a UserError when it cannot be one."""
     url = env.get("VX_REAPI_URL", "")
     if not url:
-        msg = "--executor reapi needs a server: set VX_REAPI_URL=grpc://host:port"
+        msg = "vx run: --executor reapi needs a server: set VX_REAPI_URL=grpc://host:port"
         raise UserError(ErrorCode.USAGE, msg)
     try:
         from vx.cache.remote.reapi import ReapiCache, ReapiConfig
 
         cas = ReapiCache(ReapiConfig(url, env.get("VX_REAPI_INSTANCE", "")))
     except ImportError:
-        msg = "--executor reapi needs grpcio, which is not installed — pip install 'vx[reapi]'"
+        msg = "vx run: --executor reapi needs grpcio (not installed) — pip install 'vx[reapi]'"
         raise UserError(ErrorCode.CONFIG, msg) from None
     except ValueError as err:
-        raise UserError(ErrorCode.USAGE, f"VX_REAPI_URL: {err} — set grpc://host:port") from None
+        msg = f"vx run: VX_REAPI_URL: {err} — set grpc://host:port"
+        raise UserError(ErrorCode.USAGE, msg) from None
     return Offload(plan, keys, cache, RemoteExecutor(cas, plan.workspace.root))
