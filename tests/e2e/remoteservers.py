@@ -308,6 +308,7 @@ def buildgrid_server(workdir: Path) -> Iterator[BuildGrid]:
 
 
 BGD_EXEC_CONFIG = """\
+thread-pool-size: 200
 server:
   - !channel
     address: "127.0.0.1:{port}"

@@ -55,10 +55,12 @@ def workspace(extra: dict[str, Any] | None = None) -> dict[str, Any]:
         files[f"packages/{name}/vx.config.json"] = {
             "tasks": {
                 "build": {
-                    "dependsOn": ["^build"],
+                    "dependsOn": ["^build", *(["stamp"] if i == 0 else [])],
                     "exec": {"command": command},
                     "cache": {"inputs": {"files": ["src/**"]}, "outputs": {"files": ["dist/**"]}},
-                }
+                },
+                # Uncached: it runs on this machine, never on a worker.
+                "stamp": {"exec": {"command": "echo here > stamp.txt"}},
             }
         }
         files[f"packages/{name}/src/{name}.txt"] = f"{name}\n"
@@ -147,12 +149,15 @@ def test_remote_outputs_match_a_local_run_and_a_second_clone_hits(tmp_path: Path
         hit = run_vx(RUN, second, env=env, home=tmp_path / "h2", timeout=600).assert_ok()
         assert sum(pool.ran()) == executed  # the hits ran nothing anywhere
     assert set(outcomes(ran).values()) == {"success"}, ran.out
-    assert executed == PACKAGES
+    assert executed == PACKAGES  # the builds; the uncached stamp ran here
+    assert (first / "packages/p00/stamp.txt").read_text() == "here\n"
     assert built(first) == built(local)
     assert len(built(first)) == PACKAGES
     assert b"tool-ran" in built(first)["packages/p11/dist/out.txt"]
     assert "built p11" in ran.out  # the task's own output, as a local run prints it
-    assert set(outcomes(hit).values()) == {"restored-remote"}, hit.out
+    builds = {t: o for t, o in outcomes(hit).items() if t.endswith("#build")}
+    assert set(builds.values()) == {"restored-remote"}, hit.out
+    assert len(builds) == PACKAGES
     assert built(second) == built(local)
 
 

@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vx.cache.remote import protowire as pw
+from vx.cache.remote.base import RemoteError
 from vx.remoteexec.messages import RESPONSE_TYPE, Action, ActionResult, Command, unpack_any
 from vx.remoteexec.tree import TreeBuilder, lay_out_tree
 from vx.util.record import Record
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from vx.cache.remote.reapi import Digest, ReapiCache
 
@@ -26,6 +27,8 @@ _EXECUTE = "/build.bazel.remote.execution.v2.Execution/Execute"
 _CANCEL = "/google.longrunning.Operations/CancelOperation"
 _BATCH = 2000  # digests asked about in one FindMissingBlobs
 _STOP_POLL_S = 0.1
+_BUSY = "RESOURCE_EXHAUSTED"
+_BUSY_FIRST_S, _BUSY_MAX_S, _BUSY_FOR_S = 0.2, 5.0, 300.0
 
 
 class ActionSpec(Record):
@@ -68,8 +71,7 @@ class RemoteExecutor:
         command_digest = self._put(command.encode())
         timeout_s = -(-spec.timeout_ms // 1000) if spec.timeout_ms else 0
         action_digest = self._put(Action(command_digest, root, timeout_s).encode())
-        self._upload()
-        response = self._wait(action_digest, stopping)
+        response = self._busy_retry(lambda: self._run(action_digest, stopping), stopping)
         elapsed = (time.monotonic() - started) * 1000
         if isinstance(response, str):
             return Executed(exit_code=1, stdout="", stderr="", duration_ms=elapsed, error=response)
@@ -81,6 +83,29 @@ class RemoteExecutor:
             stderr=self._text(result.stderr),
             duration_ms=elapsed,
         )
+
+    def _run(self, action: Digest, stopping: threading.Event) -> ActionResult | str:
+        self._upload()
+        return self._wait(action, stopping)
+
+    def _busy_retry(
+        self, attempt: Callable[[], ActionResult | str], stopping: threading.Event
+    ) -> ActionResult | str:
+        """A server out of threads (RESOURCE_EXHAUSTED) is asked again, backing off, for a
+        while: a burst of tasks must not fail because the server briefly had no room."""
+        delay, deadline = _BUSY_FIRST_S, time.monotonic() + _BUSY_FOR_S
+        while True:
+            try:
+                answer = attempt()
+            except RemoteError as err:
+                answer = str(err)
+                if _BUSY not in answer or time.monotonic() > deadline:
+                    raise
+            if not isinstance(answer, str) or _BUSY not in answer:
+                return answer
+            if time.monotonic() > deadline or stopping.wait(delay):
+                return answer
+            delay = min(delay * 2, _BUSY_MAX_S)
 
     def _put(self, data: bytes) -> Digest:
         from vx.cache.remote.reapi import Digest

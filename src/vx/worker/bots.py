@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 _BOTS = "/google.devtools.remoteworkers.v1test2.Bots/"
 _POLL_S = 8.0  # how long one UpdateBotSession may wait for work (a long poll)
+_AGAIN = ("DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED")  # a poll that ended empty, a busy server
 _ALIVE_S = 2.0  # how often a running lease is reported ACTIVE (the session's keepalive)
 _INTERNAL = 13  # google.rpc.Code INTERNAL: the action could not be run here; the server retries
 
@@ -82,8 +83,9 @@ class Bot:
             try:
                 reply = self.cas.call(_BOTS + "UpdateBotSession", request, timeout_s=_POLL_S)
             except RemoteError as err:
-                if "DEADLINE_EXCEEDED" not in str(err):
+                if not any(code in str(err) for code in _AGAIN):
                     raise
+                stop.wait(_POLL_S / 16)  # a busy server: ask again shortly, not at once
                 continue
             _, leases = parse_session(reply)
             if completes and self._job is not None:
