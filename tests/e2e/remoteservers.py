@@ -413,6 +413,23 @@ def _wait_port(port: int, proc: subprocess.Popen[bytes], logfile: Path) -> None:
         time.sleep(0.2)
 
 
+def _with_psycopg2(bgd: Path) -> None:
+    """BuildGrid's scheduler talks to PostgreSQL through psycopg2, which a venv made before
+    remote execution was tested may lack: add it, or skip saying why."""
+    python = bgd.parent / "python"
+    probe = [str(python), "-c", "import psycopg2"]
+    if subprocess.run(probe, capture_output=True, check=False).returncode == 0:
+        return
+    with _install_lock("buildgrid"):
+        done = subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", "psycopg2-binary"],
+            capture_output=True, text=True, timeout=600, check=False,
+        )  # fmt: skip
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        pytest.skip(f"pip could not install psycopg2-binary for BuildGrid: {tail[0]}")
+
+
 @contextlib.contextmanager
 def buildgrid_exec_server(workdir: Path, *, keepalive_s: int = 10) -> Iterator[BuildGrid]:
     """BuildGrid with Execution and Bots besides CAS and action cache, on a fresh PostgreSQL.
@@ -421,6 +438,7 @@ def buildgrid_exec_server(workdir: Path, *, keepalive_s: int = 10) -> Iterator[B
     back to the queue once it passes.
     """
     bgd = bgd_binary()
+    _with_psycopg2(bgd)
     with postgres_server(workdir / "pg") as database:
         migrated = subprocess.run(
             [str(bgd), "migrate", "apply", database],
