@@ -30,6 +30,7 @@ LAYER = {
     "vx.otel": 5,  # events in, spans out: it reads nothing of a run but its events
     "vx.cache": 5,
     "vx.shard": 5,  # sharding's pure parts: spec, digest, deal, the run's record
+    "vx.remoteexec": 5.5,  # actions over REAPI: above the cache client, below the run it serves
     "vx.run": 6,
     "vx.history": 6,
     "vx.output": 6,
@@ -38,6 +39,7 @@ LAYER = {
     "vx.selfupdate": 7,  # over run: `vx upgrade` asks the new binary its version through run/process
     "vx.watch": 7,
     "vx.observe": 7,  # `vx init --observe`: runs tasks under the tracer through run/process.py
+    "vx.worker": 7,  # `vx worker` runs leased actions through the run's one spawner
     "vx.mcp": 7,  # reads the history and plans, and may run tasks (--allow-run)
     "vx.cli": 8,
     "vx.__main__": 9,  # `python -m vx`, over the CLI: its entry, or the platform wheel's binary

@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -281,7 +282,7 @@ def _bgd_in_venv() -> Path:
     if made.returncode != 0:
         pytest.skip(f"could not create a venv for buildgrid: {made.stderr.strip()[-200:]}")
     done = subprocess.run(
-        [str(venv / "bin" / "pip"), "install", "--quiet", "buildgrid"],
+        [str(venv / "bin" / "pip"), "install", "--quiet", "buildgrid", "psycopg2-binary"],
         capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip
     if done.returncode != 0 or not bgd.is_file():
@@ -329,3 +330,162 @@ def buildgrid_server(workdir: Path) -> Iterator[BuildGrid]:
         proc.kill()
         proc.wait(timeout=30)
         log.close()
+
+
+BGD_EXEC_CONFIG = """\
+thread-pool-size: 200
+server:
+  - !channel
+    address: "127.0.0.1:{port}"
+    insecure-mode: true
+authorization:
+  method: none
+connections:
+  - !sql-connection &sql
+    connection-string: {database}
+storages:
+  - !lru-storage &cas
+    size: 1024MB
+caches:
+  - !lru-action-cache &ac
+    storage: *cas
+    max-cached-refs: 100000
+    allow-updates: true
+schedulers:
+  - !sql-scheduler &sched
+    sql: *sql
+    storage: *cas
+    action-cache: *ac
+    bot-session-keepalive-timeout: {keepalive}
+    session-expiry-timer-interval: 1
+    poll-interval: 0.1
+    bot-poll-interval: 0.1
+    property-set: !dynamic-property-set
+      match-property-keys: []
+instances:
+  - name: ""
+    services:
+      - !action-cache
+        cache: *ac
+      - !cas
+        storage: *cas
+      - !bytestream
+        storage: *cas
+      - !execution
+        scheduler: *sched
+        operation-stream-keepalive-timeout: 5
+"""
+
+
+def _postgres_bin(name: str) -> str:
+    found = shutil.which(name)
+    if found:
+        return found
+    for candidate in sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"), reverse=True):
+        return str(candidate)
+    pytest.skip(f"PostgreSQL's {name} is not installed (BuildGrid's scheduler needs PostgreSQL)")
+
+
+def _as_postgres_user() -> list[str]:
+    """PostgreSQL refuses to run as root: under root, drop to nobody for it."""
+    if os.geteuid() != 0:
+        return []
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+@contextlib.contextmanager
+def postgres_server(workdir: Path) -> Iterator[str]:
+    """A throwaway PostgreSQL on 127.0.0.1 with trust auth; yields its connection string."""
+    initdb, postgres = _postgres_bin("initdb"), _postgres_bin("postgres")
+    workdir.mkdir(parents=True, exist_ok=True)
+    # Its own directory under /tmp: pytest's tmp dirs are closed to the user it may run as.
+    home = Path(tempfile.mkdtemp(prefix="vx-pg-"))
+    if os.geteuid() == 0:
+        os.chown(home, 65534, 65534)
+    data = home / "data"
+    made = subprocess.run(
+        [*_as_postgres_user(), initdb, "-D", str(data), "-U", "bgd", "--auth=trust"],
+        capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    if made.returncode != 0:
+        pytest.skip(f"initdb failed: {(made.stderr or made.stdout).strip()[-300:]}")
+    port = free_port()
+    log = (workdir.parent / "postgres.log").open("w")
+    proc = subprocess.Popen(
+        [*_as_postgres_user(), postgres, "-D", str(data), "-h", "127.0.0.1", "-p", str(port),
+         "-k", str(home)],
+        stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        _wait_port(port, proc, workdir.parent / "postgres.log")
+        yield f"postgresql+psycopg2://bgd@127.0.0.1:{port}/postgres"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+        log.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _wait_port(port: int, proc: subprocess.Popen[bytes], logfile: Path) -> None:
+    deadline = time.monotonic() + 120
+    while True:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+            return
+        if proc.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(
+                f"{logfile.name} says the server did not start:\n" + logfile.read_text()[-2000:]
+            )
+        time.sleep(0.2)
+
+
+def _with_psycopg2(bgd: Path) -> None:
+    """BuildGrid's scheduler talks to PostgreSQL through psycopg2, which a venv made before
+    remote execution was tested may lack: add it, or skip saying why."""
+    python = bgd.parent / "python"
+    probe = [str(python), "-c", "import psycopg2"]
+    if subprocess.run(probe, capture_output=True, check=False).returncode == 0:
+        return
+    with _install_lock("buildgrid"):
+        done = subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", "psycopg2-binary"],
+            capture_output=True, text=True, timeout=600, check=False,
+        )  # fmt: skip
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        pytest.skip(f"pip could not install psycopg2-binary for BuildGrid: {tail[0]}")
+
+
+@contextlib.contextmanager
+def buildgrid_exec_server(workdir: Path, *, keepalive_s: int = 10) -> Iterator[BuildGrid]:
+    """BuildGrid with Execution and Bots besides CAS and action cache, on a fresh PostgreSQL.
+
+    `keepalive_s` is how long a silent bot keeps its session: a killed worker's lease goes
+    back to the queue once it passes.
+    """
+    bgd = bgd_binary()
+    _with_psycopg2(bgd)
+    with postgres_server(workdir / "pg") as database:
+        migrated = subprocess.run(
+            [str(bgd), "migrate", "apply", database],
+            capture_output=True, text=True, check=False, timeout=300,
+        )  # fmt: skip
+        if migrated.returncode != 0:
+            pytest.fail(f"bgd migrate failed: {(migrated.stderr or migrated.stdout)[-2000:]}")
+        port = free_port()
+        config = workdir / "bgd-exec.yml"
+        config.write_text(
+            BGD_EXEC_CONFIG.format(port=port, database=database, keepalive=keepalive_s)
+        )
+        logfile = workdir / "bgd.log"
+        log = logfile.open("w")
+        proc = subprocess.Popen(
+            [str(bgd), "server", "start", str(config)], stdout=log, stderr=subprocess.STDOUT,
+            cwd=workdir,
+        )  # fmt: skip
+        try:
+            _wait_port(port, proc, logfile)
+            yield BuildGrid(f"grpc://127.0.0.1:{port}", proc)
+        finally:
+            proc.kill()
+            proc.wait(timeout=30)
+            log.close()

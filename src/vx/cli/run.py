@@ -114,6 +114,14 @@ FLAGS = (
         choices=("all", "toplevel", "none"),
     ),
     Flag(
+        "--executor",
+        "where cacheable tasks execute: local (default), or reapi: as actions on the REAPI"
+        " server at VX_REAPI_URL, run by its workers (vx worker)",
+        Takes.VALUE,
+        metavar="<where>",
+        choices=("local", "reapi"),
+    ),
+    Flag(
         "--cache-dir",
         "keep the whole cache in this directory (relative to the current one)",
         Takes.VALUE,
@@ -355,6 +363,7 @@ def resolve(args: ParsedArgs, env: Mapping[str, str], cwd: Path) -> RunSettings:
         no_cache=args.switch("no-cache"),
         cache=_cache_spec(args.text("cache")),
         download=args.text("download") or "all",
+        executor=args.text("executor"),
         cache_dir=args.text("cache-dir"),
         summarize=summarize,
         tags=tuple(_tag(t) for t in args.texts("tag")),

@@ -158,6 +158,12 @@ VERBS: tuple[Verb, ...] = (
         "print this overview, or one verb's usage and flags",
     ),
     Verb(
+        "worker",
+        "vx.cli.worker",
+        ("vx worker [--url URL] [--instance NAME] [--dir DIR]",),
+        "run REAPI actions a server (BuildGrid) leases, for `vx run --executor reapi`",
+    ),
+    Verb(
         "version",
         "vx.cli.version",
         ("vx version",),

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from vx.ids import TaskId
     from vx.run.caching import TaskCache
     from vx.run.groups.registry import ProcessRegistry
+    from vx.run.offload import Offload
     from vx.run.plan import RunPlan
     from vx.run.servers import Servers
     from vx.run.taskhistory import TaskHistory
@@ -60,3 +61,4 @@ class RunContext(Record):
     halted: threading.Event
     released: threading.Event
     task_env: Callable[[TaskId, tuple[TaskId, ...]], Mapping[str, str]] | None = None
+    remote: Offload | None = None  # `--executor reapi`: where cacheable tasks execute

@@ -160,10 +160,13 @@ class Executor:
             self.ctx.emit(TaskStarted(tid, command, attempt))
             from vx.run.process import ProcessResult, run_process
 
-            if refusal is None:
-                result = run_process(pspec, capture.feed, registry=self.ctx.registry)
-            else:
+            remote = self.ctx.remote
+            if refusal is not None:
                 result = ProcessResult(exit_code=1, duration_ms=0.0, spawn_error=refusal)
+            elif remote is not None and remote.takes(node):
+                result = remote.run(node, pspec, capture.feed, self.ctx.stopping)
+            else:
+                result = run_process(pspec, capture.feed, registry=self.ctx.registry)
             if result.spawn_error:
                 capture.feed(Stream.STDERR, result.spawn_error + "\n")
             capture.flush()

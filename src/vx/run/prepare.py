@@ -73,6 +73,7 @@ class RunOptions(Record):
     an edit that should not wait for a server stuck before ready).
     `shard` makes the run one shard of several (`--shard K/N`): it executes the tasks the deal
     gives it, and awaits from the remote cache the dependencies other shards own.
+    `executor` is `--executor` (`local` or `reapi`), None for the workspace's `executor`.
     """
 
     tasks: tuple[str, ...] = ()
@@ -105,6 +106,7 @@ class RunOptions(Record):
     release: Release | None = None
     audit: str | None = None  # `--audit`'s mode; None takes the workspace's `audit` (else off)
     shard: ShardSpec | None = None
+    executor: str | None = None
 
 
 class PreparedRun(Record):
@@ -681,6 +683,11 @@ def _execute(prepared: PreparedRun, emit: Sink, *, rememberable: bool = True) ->
     def waiting(pid: int) -> None:
         emit(Notice(f"[vx] waiting for another vx run (pid {pid}) on this workspace to finish…"))
 
+    offload = None
+    if (options.executor or plan.workspace.config.executor) == "reapi":
+        from vx.run.offload import open_offload
+
+        offload = open_offload(plan, prepared.keys, prepared.cache, prepared.env)
     lock = acquire_run_lock(plan.workspace.root, on_wait=waiting)
     handed = None
     if prepared.task_env:
@@ -699,6 +706,7 @@ def _execute(prepared: PreparedRun, emit: Sink, *, rememberable: bool = True) ->
         cache_label=prepared.label,
         release=options.release,
         task_env=handed,
+        remote=offload,
     )
     with lock, session:
         sweep_staging((plan.workspace.root, *(p.dir for p in plan.workspace.projects)))

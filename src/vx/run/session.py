@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from vx.ids import TaskId
     from vx.run.caching import TaskCache
     from vx.run.context import ExecOptions
+    from vx.run.offload import Offload
     from vx.run.plan import RunPlan
     from vx.run.servers import Release
     from vx.run.taskhistory import TaskHistory
@@ -62,6 +63,7 @@ class RunSession:
         cache_label: str = "local cache",
         release: Release | None = None,
         task_env: Callable[[TaskId, tuple[TaskId, ...]], Mapping[str, str]] | None = None,
+        remote: Offload | None = None,
     ) -> None:
         self.plan = plan
         self.options = options
@@ -95,6 +97,7 @@ class RunSession:
             halted=threading.Event(),
             released=release.event if release is not None else threading.Event(),
             task_env=task_env,
+            remote=remote,
         )
         self._started_at = wall()
         self._t0 = clock()

@@ -69,8 +69,11 @@ WORKSPACE_FIELDS = (
     "tasksFrom",
     "audit",
     "tasks",
+    "executor",
 )
 AUDIT_MODES = ("off", "warn", "strict")
+# Where cacheable tasks execute: here, or as actions on the REAPI server (vx.remoteexec).
+EXECUTORS = ("local", "reapi")
 # Where a workspace may read its tasks live instead of from vx.config files (foreign/driver.py).
 TASKS_FROM = ("turbo", "nx")
 RETENTION_FIELDS = ("olderThan", "maxSize")
@@ -132,9 +135,11 @@ def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
     cache_dir = affected_base = concurrency = timeout = retention = None
     plugins: tuple[object, ...] = ()
     pass_through: tuple[str, ...] = ()
-    tasks_from = audit = None
+    tasks_from = audit = executor = None
     if "audit" in doc:
         audit = _one_of(doc["audit"], top.key("audit"), AUDIT_MODES)
+    if "executor" in doc:
+        executor = _one_of(doc["executor"], top.key("executor"), EXECUTORS)
     if "tasksFrom" in doc:
         tasks_from = _one_of(doc["tasksFrom"], top.key("tasksFrom"), TASKS_FROM)
     raw_tasks = _task_table(doc["tasks"], top.key("tasks")) if "tasks" in doc else {}
@@ -169,6 +174,7 @@ def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
         audit=audit,
         tasks=MappingProxyType(parse_tasks(raw_tasks, top.key("tasks"))),
         raw_tasks=MappingProxyType(dict(raw_tasks)),
+        executor=executor,
     )
 
 

@@ -166,6 +166,7 @@ class WorkspaceConfig(Record):
     audit: str | None = None  # "off", "warn" or "strict": trace executed tasks (vx run --audit)
     tasks: Mapping[str, TaskDef] = _EMPTY  # declared once for every package (task_defaults.py)
     raw_tasks: Mapping[str, object] = _EMPTY  # those tasks as the file wrote them, for merging
+    executor: str | None = None  # "local" or "reapi": where cacheable tasks execute
 
 
 class Workspace(Record):

@@ -455,9 +455,10 @@ def test_workspace_accepted(raw: object, expected: WorkspaceConfig) -> None:
             {"workers": 4},
             (
                 'unknown field "workers" (known fields: cacheDir, concurrency, timeout, '
-                "cacheRetention, affectedBase, passThrough, plugins, tasksFrom and 2 more)"
+                "cacheRetention, affectedBase, passThrough, plugins, tasksFrom and 3 more)"
             ),
         ),
+        ({"executor": "k8s"}, 'executor: "k8s" is not one of "local", "reapi"'),
         ({"cacheDir": " "}, "cacheDir: expected a non-empty path"),
         ({"cacheDir": 1}, "cacheDir: expected a non-empty path"),
         *(

@@ -111,6 +111,43 @@ class ReapiCache:
         request = pw.message([(1, self._config.instance), (2, _action(key).encode()), (3, result)])
         self._unary(_AC + "UpdateActionResult", request)
 
+    def read_blob(self, digest: Digest) -> bytes:
+        """One CAS blob, checked against its digest (remote execution reads inputs this way)."""
+        data = b"".join(self._read(digest))
+        if Digest.of(data) != digest:
+            raise Untrusted(f"the CAS blob {digest.hash} does not match its digest")
+        return data
+
+    def write_blob(self, blob: bytes) -> Digest:
+        """Put one blob in the CAS unless the server already holds it; its digest."""
+        digest = Digest.of(blob)
+        if self._missing(digest):
+            self._write(digest, blob)
+        return digest
+
+    def missing(self, digests: list[Digest]) -> set[Digest]:
+        """Which of the digests the CAS lacks, asked in one FindMissingBlobs."""
+        request = pw.message([(1, self._config.instance), *((2, d.encode()) for d in digests)])
+        reply = pw.parse(self._unary(_CAS + "FindMissingBlobs", request))
+        return {Digest.decode(raw) for raw in reply.get(2, ()) if isinstance(raw, bytes)}
+
+    def call(self, method: str, request: bytes, timeout_s: float | None = None) -> bytes:
+        """One unary call on this channel (`/pkg.Service/Method`); RemoteError when it fails."""
+        call = self._channel.unary_unary(method)
+        try:
+            reply: bytes = call(request, timeout=timeout_s or self._config.timeout_s)
+        except self._grpc.RpcError as err:
+            raise self._error(method.rpartition("/")[2], err) from None
+        return reply
+
+    def stream(self, method: str, request: bytes) -> Any:
+        """A server-streaming call with no deadline; the caller iterates and may cancel it."""
+        return self._channel.unary_stream(method)(request)
+
+    @property
+    def instance(self) -> str:
+        return self._config.instance
+
     def _action_result(self, key: str) -> bytes | None:
         request = pw.message([(1, self._config.instance), (2, _action(key).encode())])
         try:

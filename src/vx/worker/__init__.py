@@ -1,0 +1,1 @@
+"""`vx worker`: a Remote Workers API bot that runs REAPI actions for a server."""
