@@ -352,7 +352,7 @@ def start_process(
             pipes = {out_r: Stream.STDOUT, err_r: Stream.STDERR}
             try:
                 popen = subprocess.Popen(
-                    [SHELL, "-c", _GATE, SHELL, spec.command],
+                    [*spec.prefix, SHELL, "-c", _GATE, SHELL, spec.command],
                     cwd=spec.cwd,
                     env=dict(spec.env),
                     stdin=gate_r,
