@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from vx.run.localcache import LocalCache
     from vx.run.outcome import RunOutcome
     from vx.run.plan import RunPlan
-    from vx.run.remotecache import LayeredCache
+    from vx.run.remote.cache import LayeredCache
     from vx.run.servers import HeldServers, Release
     from vx.run.session import RunSession
     from vx.run.sharding import ShardCut
@@ -174,7 +174,7 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
     try:
         plan, _, _ = _plan(options, watch)
         if options.download != "all":
-            from vx.run.download import Download, deferral
+            from vx.run.remote.download import Download, deferral
 
             mode = Download(options.download)
             note = deferral(plan, mode).note(mode)
@@ -496,8 +496,8 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     else:
         from vx.cache.remote.envelope import unpack
         from vx.cache.remote.layered import RemoteLayer
-        from vx.run.download import Download, deferrable
-        from vx.run.remotecache import LayeredCache
+        from vx.run.remote.cache import LayeredCache
+        from vx.run.remote.download import Download, deferrable
 
         cache = layered = LayeredCache(
             plan,
