@@ -20,7 +20,10 @@ GLOBAL = {"--help", "--version"}
 PLACEHOLDERS = {"--flag", "--formt"}
 # Flags of other programs the manual quotes: the tools in package.json scripts (`vx init`
 # reads them; docs/init.md), npm's `--omit`, and the build scripts in build/ (docs/install.md).
-SCRIPT_FLAGS = {"--outDir", "--out-dir", "--watch", "--prefix", "--workspaces", "--omit"}
+SCRIPT_FLAGS = {
+    *("--outDir", "--out-dir", "--watch", "--prefix", "--workspaces", "--omit"),
+    *("--single-run", "--no-watch"),  # a runner told to run once: no server (docs/init.md)
+}
 BUILD_FLAGS = {"--binary", "--mode", "--folder", "--python-flag"}
 # A code span that is another program's command line: its flags are that program's.
 OTHER_TOOLS = ("git ", "uv ", "npm ", "pnpm ", "yarn ", "bun ", "pip ", "python", "turbo ", "nx ")
