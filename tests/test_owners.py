@@ -124,7 +124,7 @@ def test_show_asks_the_engine_for_the_affected_projects() -> None:
     assert not {i for i in imported if i.startswith("vx.selection.affected")}
 
 
-@pytest.mark.parametrize("module", ["vx.run.caching", "vx.run.localcache", "vx.run.remotecache"])
+@pytest.mark.parametrize("module", ["vx.run.caching", "vx.run.localcache", "vx.run.remote.cache"])
 def test_the_cache_seam_answers_no_history_questions(module: str) -> None:
     defined = {
         n.name

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from tests.e2e.runws import tree
 
 from conftest import VX, base_env
 
@@ -25,6 +26,12 @@ ENGINE = (
     "vx.history",
     "vx.watch",
     "vx.git",
+    "vx.trace",
+    "vx.audit",
+    "vx.otel",
+    "vx.shard",
+    "vx.observe",
+    "vx.mcp",
 )
 _IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", re.MULTILINE)
 
@@ -85,3 +92,26 @@ def test_help_and_a_refused_flag_load_no_engine(tmp_path, args, code):
         == []
     )
     assert "asyncio" not in modules
+
+
+# The engines a plain `vx run` never needs: each is loaded by the flag, verb or setting that
+# asks for it (`--audit`, `exec.sandbox`, an OTLP endpoint, `--shard`, `init --observe`,
+# `vx mcp`) or by a remote cache plugin. `vx.otel.switch`, which imports no SDK, is how a run
+# learns whether tracing is on.
+OPTIONAL = ("vx.trace", "vx.audit", "vx.otel.tracer", "vx.otel.export", "vx.shard", "vx.observe")
+OPTIONAL_IN_RUN = (
+    "vx.mcp",
+    "vx.run.audit",
+    "vx.run.remote.sharding",
+    "vx.run.remote",
+    "vx.plugins.otel",
+)
+
+
+def test_a_plain_run_loads_no_optional_engine(workspace, tmp_path):
+    build = {"exec": "mkdir -p dist && cat src/index.txt > dist/o"}
+    root = workspace(tree({"a": ((), {"build": build})}))
+    proc, modules = imported_by([str(VX), "run", "a#build"], root)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "vx.run.executor" in modules, "the import report was not read"
+    assert sorted(m for m in modules if m.startswith(OPTIONAL + OPTIONAL_IN_RUN)) == []

@@ -20,7 +20,10 @@ GLOBAL = {"--help", "--version"}
 PLACEHOLDERS = {"--flag", "--formt"}
 # Flags of other programs the manual quotes: the tools in package.json scripts (`vx init`
 # reads them; docs/init.md), npm's `--omit`, and the build scripts in build/ (docs/install.md).
-SCRIPT_FLAGS = {"--outDir", "--out-dir", "--watch", "--prefix", "--workspaces", "--omit"}
+SCRIPT_FLAGS = {
+    *("--outDir", "--out-dir", "--watch", "--prefix", "--workspaces", "--omit"),
+    *("--single-run", "--no-watch"),  # a runner told to run once: no server (docs/init.md)
+}
 BUILD_FLAGS = {"--binary", "--mode", "--folder", "--python-flag"}
 # A code span that is another program's command line: its flags are that program's.
 OTHER_TOOLS = ("git ", "uv ", "npm ", "pnpm ", "yarn ", "bun ", "pip ", "python", "turbo ", "nx ")
@@ -174,6 +177,7 @@ def _field_rows(page: Path) -> list[tuple[int, str]]:
 
 
 def test_every_config_field_the_manual_lists_is_read_and_every_one_read_is_listed() -> None:
+    from vx.workspace import config_root as root
     from vx.workspace import config_schema as schema
 
     read = {
@@ -183,8 +187,8 @@ def test_every_config_field_the_manual_lists_is_read_and_every_one_read_is_liste
         *schema.EXEC_FIELDS,
         *schema.ENV_FIELDS,
         *schema.CACHE_FIELDS,
-        *schema.WORKSPACE_FIELDS,
-        *schema.RETENTION_FIELDS,
+        *root.WORKSPACE_FIELDS,
+        *root.RETENTION_FIELDS,
         *(f"inputs.{f}" for f in schema.INPUT_FIELDS),
         *(f"outputs.{f}" for f in schema.OUTPUT_FIELDS),
         *(f"allow.{f}" for f in schema.ALLOW_FIELDS),
@@ -193,6 +197,6 @@ def test_every_config_field_the_manual_lists_is_read_and_every_one_read_is_liste
     unknown = [f"config.md:{n}: {name}" for n, name in listed if name not in read]
     assert not unknown, "config.md lists fields vx does not read:\n" + "\n".join(unknown)
     shown = {name for _, name in listed}
-    assert set(schema.WORKSPACE_FIELDS) <= shown
+    assert set(root.WORKSPACE_FIELDS) <= shown
     assert {f"inputs.{f}" for f in schema.INPUT_FIELDS} <= shown
     assert set(schema.EXEC_FIELDS) | set(schema.ENV_FIELDS) <= shown

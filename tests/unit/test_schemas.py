@@ -10,8 +10,9 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from vx.errors import ConfigError
-from vx.workspace import config_schema
-from vx.workspace.config_schema import parse_project_config, parse_workspace_config
+from vx.workspace import config_root, config_schema
+from vx.workspace.config_root import parse_workspace_config
+from vx.workspace.config_schema import parse_project_config
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
@@ -262,8 +263,8 @@ def _properties(schema: dict[str, Any], pointer: str) -> tuple[str, ...]:
         ("config.json", "$defs/cache", config_schema.CACHE_FIELDS),
         ("config.json", "$defs/cache/properties/inputs", config_schema.INPUT_FIELDS),
         ("config.json", "$defs/cache/properties/outputs", config_schema.OUTPUT_FIELDS),
-        ("workspace.json", "", config_schema.WORKSPACE_FIELDS),
-        ("workspace.json", "properties/cacheRetention", config_schema.RETENTION_FIELDS),
+        ("workspace.json", "", config_root.WORKSPACE_FIELDS),
+        ("workspace.json", "properties/cacheRetention", config_root.RETENTION_FIELDS),
     ],
 )
 def test_schema_fields_are_the_loader_fields(

@@ -141,7 +141,7 @@ VERBS: tuple[Verb, ...] = (
     ),
     Verb(
         "completions",
-        "vx.cli.completions",
+        "vx.cli.completion.completions",
         ("vx completions bash|zsh|fish",),
         "print a shell completion script for verbs, flags, flag values and task names",
     ),

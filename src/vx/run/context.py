@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from vx.ids import TaskId
     from vx.run.caching import TaskCache
     from vx.run.groups.registry import ProcessRegistry
-    from vx.run.offload import Offload
     from vx.run.plan import RunPlan
+    from vx.run.remote.offload import Offload
     from vx.run.servers import Servers
     from vx.run.taskhistory import TaskHistory
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from vx.ids import TaskId
     from vx.run.cachespec import CacheAxes
     from vx.run.keys import KeySet
-    from vx.run.sharding import ShardPlan
+    from vx.run.remote.sharding import ShardPlan
     from vx.workspace.model import Project, TaskDef, Workspace
 
 _WOULD_RUN = frozenset({PlanStatus.MISS, PlanStatus.NO_CACHE})

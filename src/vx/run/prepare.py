@@ -32,10 +32,10 @@ if TYPE_CHECKING:
     from vx.run.localcache import LocalCache
     from vx.run.outcome import RunOutcome
     from vx.run.plan import RunPlan
-    from vx.run.remotecache import LayeredCache
+    from vx.run.remote.cache import LayeredCache
+    from vx.run.remote.sharding import ShardCut
     from vx.run.servers import HeldServers, Release
     from vx.run.session import RunSession
-    from vx.run.sharding import ShardCut
     from vx.shard.spec import ShardSpec
     from vx.util.stopwatch import Stopwatch
     from vx.workspace.config_reads import ConfigReads
@@ -176,7 +176,7 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
     try:
         plan, _, _ = _plan(options, watch)
         if options.download != "all":
-            from vx.run.download import Download, deferral
+            from vx.run.remote.download import Download, deferral
 
             mode = Download(options.download)
             note = deferral(plan, mode).note(mode)
@@ -201,7 +201,7 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
             index.close()
     watch.mark("git, keys, predict")
     if options.shard is not None:
-        from vx.run.sharding import shard_plan
+        from vx.run.remote.sharding import shard_plan
 
         planned = planned._replace(shards=shard_plan(planned, options.shard, options))
     return planned
@@ -475,7 +475,7 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     notices.extend(Notice(f"[vx] {note}") for note in keys.notes)
     shard: ShardCut | None = None
     if options.shard is not None:
-        from vx.run.sharding import settle_shard
+        from vx.run.remote.sharding import settle_shard
 
         usable = index.off is None
         shard, said = settle_shard(
@@ -498,8 +498,8 @@ def prepare_run(options: RunOptions, *, watch: Stopwatch | None = None) -> Prepa
     else:
         from vx.cache.remote.envelope import unpack
         from vx.cache.remote.layered import RemoteLayer
-        from vx.run.download import Download, deferrable
-        from vx.run.remotecache import LayeredCache
+        from vx.run.remote.cache import LayeredCache
+        from vx.run.remote.download import Download, deferrable
 
         cache = layered = LayeredCache(
             plan,
@@ -685,7 +685,7 @@ def _execute(prepared: PreparedRun, emit: Sink, *, rememberable: bool = True) ->
 
     offload = None
     if (options.executor or plan.workspace.config.executor) == "reapi":
-        from vx.run.offload import open_offload
+        from vx.run.remote.offload import open_offload
 
         offload = open_offload(plan, prepared.keys, prepared.cache, prepared.env)
     lock = acquire_run_lock(plan.workspace.root, on_wait=waiting)

@@ -32,11 +32,12 @@ if TYPE_CHECKING:
     OnOutput = Callable[[Stream, str], None]
 
 SHELL = "/bin/sh"
-_GATE = 'read -r _ || exit 125; exec </dev/null; exec "$0" -c "$1"'
+_GATE = 'read -r _ || exit 125; exec </dev/null; exec "$@"'
 """What a captured task's shell runs first: it waits on stdin, a pipe, for vx's word that the
-task's group is registered (and so known to the lifeline), then becomes `sh -c COMMAND` with
-/dev/null for stdin. Should vx die before the word, the pipe ends and the command never runs:
-no task can start that a SIGKILL of vx would leave behind."""
+task's group is registered (and so known to the lifeline), then becomes the task's argv (its
+prefix, if any, then `sh -c COMMAND`) with /dev/null for stdin. Should vx die before the word,
+the pipe ends and the command never runs: no task can start that a SIGKILL of vx would leave
+behind."""
 _READ_SIZE = 1 << 16
 _DRAIN_S = 0.2  # how long pipes a backgrounded leftover holds open are read after the task exits
 _POLL_S = 0.05  # exit polling where there is no pidfd to wait on
@@ -352,7 +353,7 @@ def start_process(
             pipes = {out_r: Stream.STDOUT, err_r: Stream.STDERR}
             try:
                 popen = subprocess.Popen(
-                    [*spec.prefix, SHELL, "-c", _GATE, SHELL, spec.command],
+                    [SHELL, "-c", _GATE, SHELL, *argv],
                     cwd=spec.cwd,
                     env=dict(spec.env),
                     stdin=gate_r,

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from vx.errors import ConfigError
 from vx.workspace.config_fields import Site, quote
-from vx.workspace.config_schema import parse_project_config, parse_workspace_config
+from vx.workspace.config_root import parse_workspace_config
+from vx.workspace.config_schema import parse_project_config
 from vx.workspace.model import WorkspaceConfig
 
 if TYPE_CHECKING:

@@ -1,4 +1,8 @@
-"""Raw config values → frozen models; every refusal names the file and the field path."""
+"""Raw config values → frozen models; every refusal names the file and the field path.
+
+A package's config and every task table, the root's included; the root's own fields are
+`config_root`'s.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from vx.util.globs import climbs
-from vx.util.units import DURATION, DURATION_MS, SIZE, SIZE_BYTES
 from vx.workspace.config_fields import (
-    MAX_NUMBER,
     FrozenJson,
     Site,
     boolean,
@@ -27,14 +29,12 @@ from vx.workspace.config_fields import (
 from vx.workspace.model import (
     CacheInputs,
     CacheOutputs,
-    CacheRetention,
     CacheSpec,
     EnvSpec,
     ExecSpec,
     ProjectConfig,
     SandboxSpec,
     TaskDef,
-    WorkspaceConfig,
 )
 
 if TYPE_CHECKING:
@@ -58,25 +58,6 @@ ENV_FIELDS = ("passThrough", "define", "secret")
 CACHE_FIELDS = ("inputs", "outputs")
 INPUT_FIELDS = ("files", "workspaceFiles", "env", "tasks", "runtime", "workspaceRuntime")
 OUTPUT_FIELDS = ("files", "workspaceFiles")
-WORKSPACE_FIELDS = (
-    "cacheDir",
-    "concurrency",
-    "timeout",
-    "cacheRetention",
-    "affectedBase",
-    "passThrough",
-    "plugins",
-    "tasksFrom",
-    "audit",
-    "tasks",
-    "executor",
-)
-AUDIT_MODES = ("off", "warn", "strict")
-# Where cacheable tasks execute: here, or as actions on the REAPI server (vx.remoteexec).
-EXECUTORS = ("local", "reapi")
-# Where a workspace may read its tasks live instead of from vx.config files (foreign/driver.py).
-TASKS_FROM = ("turbo", "nx")
-RETENTION_FIELDS = ("olderThan", "maxSize")
 SCHEMA_KEY = "$schema"
 
 # The longest timer vx arms (what a signed 32-bit count of ms holds), as `--timeout` clamps.
@@ -90,9 +71,6 @@ _TASK_REF = re.compile(rf"\^?{_NAME}|{_NAME}#{_NAME}")
 _SPACE = re.compile(r"\s")
 _ENV_BAD = re.compile(r"[=\s]")
 _GLOB = re.compile(r"!?[^!/]")
-_PERCENT = re.compile(r"[1-9][0-9]*%")
-_DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
-_PLUGIN = re.compile(rf"{_DOTTED}:{_DOTTED}")
 
 
 def parse_project_config(
@@ -111,9 +89,9 @@ def parse_project_config(
     """
     top = top or Site(path)
     doc = fields(raw, top, PROJECT_FIELDS, ignored=(SCHEMA_KEY,))
-    _schema_key(doc, top)
+    schema_key(doc, top)
     tags = string_list(doc["tags"], top.key("tags"), _tag) if "tags" in doc else ()
-    raw = _task_table(doc["tasks"], top.key("tasks")) if "tasks" in doc else {}
+    raw = task_table(doc["tasks"], top.key("tasks")) if "tasks" in doc else {}
     if shared:
         from vx.workspace.task_defaults import merge_task
 
@@ -127,70 +105,12 @@ def parse_tasks(raw: Mapping[str, object], site: Site) -> dict[str, TaskDef]:
     return {name: _task(name, value, site.key(name)) for name, value in raw.items()}
 
 
-def parse_workspace_config(raw: object, path: str) -> WorkspaceConfig:
-    """Validate the root's `vx.workspace.*` value and build its model."""
-    top = Site(path)
-    doc = fields(raw, top, WORKSPACE_FIELDS, ignored=(SCHEMA_KEY,))
-    _schema_key(doc, top)
-    cache_dir = affected_base = concurrency = timeout = retention = None
-    plugins: tuple[object, ...] = ()
-    pass_through: tuple[str, ...] = ()
-    tasks_from = audit = executor = None
-    if "audit" in doc:
-        audit = _one_of(doc["audit"], top.key("audit"), AUDIT_MODES)
-    if "executor" in doc:
-        executor = _one_of(doc["executor"], top.key("executor"), EXECUTORS)
-    if "tasksFrom" in doc:
-        tasks_from = _one_of(doc["tasksFrom"], top.key("tasksFrom"), TASKS_FROM)
-    raw_tasks = _task_table(doc["tasks"], top.key("tasks")) if "tasks" in doc else {}
-    if "tasks" in doc and tasks_from is not None:
-        top.key("tasks").fail(
-            '"tasksFrom" already gives every package its tasks: keep "tasks" or "tasksFrom"'
-        )
-    if "cacheDir" in doc:
-        cache_dir = non_blank(doc["cacheDir"], top.key("cacheDir"), "path")
-    if "concurrency" in doc:
-        concurrency = _concurrency(doc["concurrency"], top.key("concurrency"))
-    if "timeout" in doc:
-        timeout = positive_int(doc["timeout"], top.key("timeout"), MAX_TIMEOUT_MS, TIMEOUT_UNIT)
-    if "cacheRetention" in doc:
-        retention = _retention(doc["cacheRetention"], top.key("cacheRetention"))
-    if "affectedBase" in doc:
-        affected_base = non_blank(doc["affectedBase"], top.key("affectedBase"), "git revision")
-    if "plugins" in doc:
-        plugins = _plugins(doc["plugins"], top.key("plugins"), objects=path.endswith(".py"))
-    if "passThrough" in doc:
-        pass_through = string_list(doc["passThrough"], top.key("passThrough"), _env_name)
-    return WorkspaceConfig(
-        path=path,
-        cache_dir=cache_dir,
-        concurrency=concurrency,
-        timeout_ms=timeout,
-        cache_retention=retention,
-        affected_base=affected_base,
-        plugins=plugins,
-        pass_through=pass_through,
-        tasks_from=tasks_from,
-        audit=audit,
-        tasks=MappingProxyType(parse_tasks(raw_tasks, top.key("tasks"))),
-        raw_tasks=MappingProxyType(dict(raw_tasks)),
-        executor=executor,
-    )
-
-
-def _one_of(value: object, site: Site, choices: tuple[str, ...]) -> str:
-    text = string(value, site)
-    if text not in choices:
-        site.fail(f"{quote(text)} is not one of {', '.join(map(quote, choices))}")
-    return text
-
-
-def _schema_key(doc: Mapping[str, object], site: Site) -> None:
+def schema_key(doc: Mapping[str, object], site: Site) -> None:
     if SCHEMA_KEY in doc:
         string(doc[SCHEMA_KEY], site.key(SCHEMA_KEY))
 
 
-def _task_table(value: object, site: Site) -> Mapping[str, object]:
+def task_table(value: object, site: Site) -> Mapping[str, object]:
     if not isinstance(value, Mapping):
         site.fail("expected an object")
     for name in value:
@@ -318,9 +238,9 @@ def _env(value: object, site: Site) -> EnvSpec:
     pass_through: tuple[str, ...] = ()
     secret: tuple[str, ...] = ()
     if "passThrough" in doc:
-        pass_through = string_list(doc["passThrough"], site.key("passThrough"), _env_name)
+        pass_through = string_list(doc["passThrough"], site.key("passThrough"), env_name)
     if "secret" in doc:
-        secret = string_list(doc["secret"], site.key("secret"), _env_name)
+        secret = string_list(doc["secret"], site.key("secret"), env_name)
     define = _define(doc["define"], site.key("define")) if "define" in doc else {}
     return EnvSpec(pass_through=pass_through, define=MappingProxyType(define), secret=secret)
 
@@ -332,7 +252,7 @@ def _define(value: object, site: Site) -> dict[str, str]:
     for name, text in value.items():
         if not isinstance(name, str):
             site.fail(f"variable names must be strings, got {shown(name)}")
-        _env_name(name, site)
+        env_name(name, site)
         define[name] = string(text, site.key(name))
     return define
 
@@ -353,7 +273,7 @@ def _inputs(value: object, site: Site) -> CacheInputs:
     return CacheInputs(
         files=read("files", _input_glob),
         workspace_files=read("workspaceFiles", _input_workspace_glob) or (),
-        env=read("env", _env_name) or (),
+        env=read("env", env_name) or (),
         tasks=read("tasks", _task_ref),
         runtime=read("runtime", _command) or (),
         workspace_runtime=read("workspaceRuntime", _command) or (),
@@ -444,7 +364,7 @@ def _task_ref(value: object, site: Site) -> str:
     return ref
 
 
-def _env_name(value: object, site: Site) -> str:
+def env_name(value: object, site: Site) -> str:
     name = string(value, site)
     if not name or _ENV_BAD.search(name):
         site.fail(f'{quote(name)} is not a variable name: no "=", no whitespace, not empty')
@@ -523,72 +443,3 @@ def _regex(value: object, site: Site) -> str:
     except (RecursionError, OverflowError):
         site.fail(f"{quote(pattern)} nests or repeats too deeply for Python's re to compile")
     return pattern
-
-
-def _concurrency(value: object, site: Site) -> int | str:
-    if isinstance(value, str):
-        if not _PERCENT.fullmatch(value):
-            site.fail(f'{quote(value)} is not a percentage of the CPUs like "50%"')
-        if _too_large(value[:-1], 1):
-            site.fail(f"{quote(value)} is too large: the most is {MAX_NUMBER}%")
-        return value
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 1:
-        site.fail('expected a positive integer or a percentage of the CPUs like "50%"')
-    return positive_int(value, site)
-
-
-def _retention(value: object, site: Site) -> CacheRetention:
-    doc = fields(value, site, RETENTION_FIELDS)
-    older_than = max_size = None
-    if "olderThan" in doc:
-        older_than = string(doc["olderThan"], site.key("olderThan"))
-        duration = DURATION.fullmatch(older_than)
-        if not duration:
-            site.key("olderThan").fail(
-                f'{quote(older_than)} is not a duration like "30d", "12h", "90m" or "45s"'
-            )
-        if _too_large(duration["n"], DURATION_MS[duration["unit"].lower()]):
-            site.key("olderThan").fail(
-                f"{quote(older_than)} is too long: the most is {MAX_NUMBER} ms (285 000 years)"
-            )
-    if "maxSize" in doc:
-        max_size = _size(doc["maxSize"], site.key("maxSize"))
-    return CacheRetention(older_than=older_than, max_size=max_size)
-
-
-def _size(value: object, site: Site) -> str:
-    if isinstance(value, str):
-        size = SIZE.fullmatch(value)
-        if not size:
-            site.fail(f'{quote(value)} is not a size like "10G", "500M", "2K", "1T" or "4096B"')
-        if _too_large(size["n"], SIZE_BYTES[(size["unit"] or "b").lower()]):
-            site.fail(f"{quote(value)} is too large: the most is {MAX_NUMBER} bytes (8 PiB)")
-        return value
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 1:
-        site.fail('expected a size like "10G" or a positive number of bytes')
-    return f"{positive_int(value, site, MAX_NUMBER, ' bytes (8 PiB)')}B"
-
-
-def _too_large(digits: str, scale: int) -> bool:
-    """Whether `digits` (a decimal numeral) times `scale` passes MAX_NUMBER.
-
-    The length is looked at first: Python refuses to convert a numeral of thousands of digits.
-    """
-    return len(digits) > len(str(MAX_NUMBER)) or int(digits) * scale > MAX_NUMBER
-
-
-def _plugins(value: object, site: Site, *, objects: bool) -> tuple[object, ...]:
-    """`"module:factory"` strings; a `.py` workspace may also pass a plugin or its factory,
-    which the plugin loader judges when a run loads it."""
-    if objects and (isinstance(value, list) or type(value) is tuple):  # a Plugin is a tuple too
-        return tuple(
-            v if not isinstance(v, str) else _plugin(v, site.index(i)) for i, v in enumerate(value)
-        )
-    return string_list(value, site, _plugin)
-
-
-def _plugin(value: object, site: Site) -> str:
-    spec = string(value, site)
-    if not _PLUGIN.fullmatch(spec):
-        site.fail(f'{quote(spec)} is not "module:factory" (a Python module and a callable in it)')
-    return spec

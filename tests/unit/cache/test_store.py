@@ -281,11 +281,11 @@ from vx.events import Stream
 cache, projects = Path(sys.argv[1]), Path(sys.argv[2])
 
 
-def write(prefix, ready):
+def write(prefix, saves, ready):
     store, index, root = Store(cache), open_index(cache), projects / str(prefix)
     (root / "dist").mkdir(parents=True)
     os.write(ready, b"!")
-    for j in range(10**6):
+    for j in range(saves):
         key = f"{prefix:04x}{j:012x}"
         (root / "dist" / "f.bin").write_bytes(random.Random(key).randbytes(64 * 1024))
         (root / "dist" / "g.txt").write_text(key * 100)
@@ -300,7 +300,7 @@ for line in sys.stdin:
     if pid == 0:
         os.close(r)
         try:
-            write(int(line), w)
+            write(*map(int, line.split()), w)
         finally:
             os._exit(1)
     os.close(w)
@@ -319,7 +319,9 @@ def test_kill_9_during_saves_never_leaves_a_wrong_entry(tmp_path: Path) -> None:
     assert forker.stdin is not None
     assert forker.stdout is not None
     for iteration in range(60):
-        forker.stdin.write(f"{iteration}\n")
+        # A writer saves until it is killed; every tenth makes two saves and ends by itself.
+        saves = 2 if iteration % 10 == 9 else 10**6
+        forker.stdin.write(f"{iteration} {saves}\n")
         forker.stdin.flush()
         pid = int(forker.stdout.readline())
         if iteration % 10 == 9:

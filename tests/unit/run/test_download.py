@@ -1,4 +1,4 @@
-"""`vx.run.download`: which remote hits may keep their outputs remote, and the safety gate."""
+"""`vx.run.remote.download`: which remote hits may keep their outputs remote, and the safety gate."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from tests.unit.graph.wsbuild import make_ws
 
 from vx.graph.build import build_graph
 from vx.ids import TaskId
-from vx.run.download import Download, deferrable, deferral
 from vx.run.plan import RunPlan, make_plan
+from vx.run.remote.download import Download, deferrable, deferral
 from vx.workspace.model import CacheInputs, CacheOutputs, CacheSpec
 
 # lib#build ← app#build; lib#test beside them (it depends on lib#build)

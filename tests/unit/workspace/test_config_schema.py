@@ -8,7 +8,8 @@ from types import MappingProxyType
 import pytest
 
 from vx.errors import ConfigError, ErrorCode
-from vx.workspace.config_schema import parse_project_config, parse_workspace_config
+from vx.workspace.config_root import parse_workspace_config
+from vx.workspace.config_schema import parse_project_config
 from vx.workspace.model import (
     CacheInputs,
     CacheOutputs,

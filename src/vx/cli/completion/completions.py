@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vx.cli.completion_table import SHELLS, TASKS_WORD, VERBS_WORD
+from vx.cli.completion.table import SHELLS, TASKS_WORD, VERBS_WORD
 from vx.cli.parser import Command, Section
 from vx.errors import ErrorCode, UserError
 from vx.util.fuzzy import did_you_mean
@@ -77,8 +77,8 @@ def execute(settings: CompletionsSettings, streams: Streams) -> int:
     if settings.shell == VERBS_WORD:
         streams.out.write("".join(f"{name}\n" for name in plugin_verb_names(settings.cwd)))
         return 0
-    from vx.cli import completion_scripts
-    from vx.cli.completion_table import table
+    from vx.cli.completion import scripts as completion_scripts
+    from vx.cli.completion.table import table
 
     render = {
         "bash": completion_scripts.bash,

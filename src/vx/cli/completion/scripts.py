@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vx.cli.completion_table import TASKS, TASKS_WORD, VERBS_WORD, VerbSpec
+from vx.cli.completion.table import TASKS, TASKS_WORD, VERBS_WORD, VerbSpec
 from vx.cli.parser import Takes
 
 if TYPE_CHECKING:
