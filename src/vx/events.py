@@ -119,13 +119,17 @@ class TaskReady(Record):
 EMPTY_OUTPUTS = "outputs matched no file"
 """The `reason` of a cached task's success whose declared outputs matched no file: the
 history mark that `vx info` lists."""
+NOT_SAVED = "nothing saved"
+"""The `reason` of a cached task's success that left no entry (a strict audit refused it, or
+the save failed): a later miss of it is then no prune's doing."""
 
 
 class TaskFinished(Record):
     """A task's final word. `key` is its cache key (16 hex) when it has one.
 
     `blocked_by` names the failed task at the root of a skip's chain; `reason` is the extra
-    label of a failure (`timed out`, `never ready: exited`), or `EMPTY_OUTPUTS` on a success. On
+    label of a failure (`timed out`, `never ready: exited`), or `EMPTY_OUTPUTS` or `NOT_SAVED` on
+    a success. On
     a hit, `restored` says whether outputs were written (False: already up to date), `saved_ms`
     and `stored_cpu_ms` what the producing execution cost. `not_ready` is why a persistent task
     never became ready (`timeout`, `exited`, `spawn`). `miss` says why a cached task executed.

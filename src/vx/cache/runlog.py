@@ -12,7 +12,7 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from vx.cache.indexrows import invocation_from_row, run_from_row
-from vx.events import EMPTY_OUTPUTS, CacheOutcome, TaskStatus
+from vx.events import EMPTY_OUTPUTS, NOT_SAVED, CacheOutcome, TaskStatus
 from vx.util.record import Record
 
 if TYPE_CHECKING:
@@ -326,8 +326,12 @@ class RunLog:
                 self._conn()
                 .execute(
                     "SELECT 1 FROM runs WHERE project = ? AND task = ? AND status = ?"
-                    " AND cache IN (?, ?, ?, ?) LIMIT 1",
-                    (project, task, str(TaskStatus.SUCCESS), str(CacheOutcome.MISS), *_HITS),
+                    " AND cache IN (?, ?, ?, ?) AND tainted = 0"
+                    " AND (reason IS NULL OR reason != ?) LIMIT 1",
+                    (
+                        *(project, task, str(TaskStatus.SUCCESS), str(CacheOutcome.MISS)),
+                        *(*_HITS, NOT_SAVED),
+                    ),
                 )
                 .fetchone()
             )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from vx.events import (
     EMPTY_OUTPUTS,
+    NOT_SAVED,
     AuditReport,
     CacheOutcome,
     Notice,
@@ -200,6 +201,8 @@ class Executor:
             save_note = cache.save(tid, produced)
         if save_note:
             self.ctx.emit(Notice(f"[vx] {tid}: {save_note}"))
+        if status is TaskStatus.SUCCESS and cache.cached(tid) and (refused or save_note):
+            reason = NOT_SAVED
         if status is TaskStatus.SUCCESS and cache.cached(tid):
             unmatched = cache.unmatched_outputs(tid)
             if unmatched:
