@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from tests.conftest import base_env, make_git_workspace, run_vx, vx_argv
 
+from vx.trace.probe import tracing_available
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -22,6 +24,7 @@ SECRET = "s3cr3t-Value-9f2b"  # noqa: S105  a value no answer may carry
 TEST_COMMAND = 'echo "using $API_TOKEN"; echo "src/x.ts:2: boom" >&2; exit 1'
 READ_TOOLS = [
     "affected",
+    "audit_findings",
     "last_failure",
     "plan",
     "recent_runs",
@@ -150,3 +153,30 @@ def test_without_the_sdk_vx_mcp_says_what_to_install(tmp_path: Path) -> None:
     assert result.err == (
         "vx mcp needs the MCP Python SDK (2.x), which is not installed — pip install 'vx-runner[mcp]'\n"
     )
+
+
+@pytest.mark.skipif(not tracing_available().ok, reason=f"no tracer: {tracing_available().reason}")
+def test_audit_findings_name_what_an_audited_task_read_undeclared(tmp_path: Path) -> None:
+    ws = make(tmp_path)
+    (ws / "packages/a/notes.txt").write_text("read but not declared\n")
+    config = json.loads((ws / "packages/a/vx.config.json").read_text())
+    config["tasks"]["build"]["exec"] = (
+        "cat notes.txt >/dev/null && mkdir -p dist && cp src/x.ts dist/"
+    )
+    (ws / "packages/a/vx.config.json").write_text(json.dumps(config))
+    home = tmp_path / "home"
+    run_vx(["run", "a#build", "--audit"], ws, home=home).assert_ok()
+    _, (found, narrowed, other) = ask(
+        ws,
+        home,
+        [
+            ("audit_findings", {}),
+            ("audit_findings", {"task": "a#build"}),
+            ("audit_findings", {"task": "b#build"}),
+        ],
+    )
+    (audit,) = found["audits"]
+    assert audit["id"] == "a#build"
+    assert "packages/a/notes.txt" in json.dumps(audit)
+    assert narrowed == found
+    assert other == {"audits": []}

@@ -215,6 +215,32 @@ def run_now(src: Sources, tasks: list[str]) -> dict[str, Any]:
     }
 
 
+def audit_findings(src: Sources, task: str | None = None) -> dict[str, Any]:
+    """Each task's newest audit (`vx run --audit`), as `vx audit` reads them: what it read
+    or wrote that its config does not declare, and the change each finding calls for."""
+    import json
+
+    index = _open(src)
+    if index is None:
+        return {"audits": []}
+    try:
+        rows = index.latest_audits()
+    finally:
+        index.close()
+    out = []
+    for row in rows:
+        tid = f"{row.project}#{row.task}"
+        if task is not None and task not in (tid, row.task):
+            continue
+        try:
+            report = json.loads(row.report)
+        except ValueError:
+            continue  # a damaged row reads as no audit
+        if isinstance(report, dict):
+            out.append({"id": tid, **report})
+    return {"audits": out}
+
+
 def _open(src: Sources) -> Index | None:
     from vx.cache.index import read_index
 

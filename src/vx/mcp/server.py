@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 INSTRUCTIONS = (
     "vx is this repository's task runner. These tools read what vx recorded and plans: recent"
     " runs and their verdicts, a failure's output and the files it names, why a task missed"
-    " the cache, what a task list would run, what a change affects, and a project's task graph."
+    " the cache, what a task list would run, what a change affects, a project's task graph,"
+    " and what audited runs saw tasks do that their configs do not declare."
     " They never run a task, except run_tasks where the server was started with --allow-run."
 )
 
@@ -40,6 +41,10 @@ DESCRIPTIONS = {
     " `base`'s merge base (the workspace's default base when omitted; uncommitted edits"
     " count), each with the change that reached it.",
     "task_graph": "A project's declared tasks, each with its command and the tasks it depends on.",
+    "audit_findings": "What the newest audited run of each task (`vx run --audit`) saw it do"
+    " that its config does not declare: undeclared reads, writes outside its outputs, missing"
+    " dependsOn edges, root toolchain reads; each with the config change it calls for."
+    " `task` (`pkg#task` or a task name) narrows to one.",
     "run_tasks": "Run tasks as `vx run TASKS --all` would (cache hits are restored): the run's"
     " exit code, each task's verdict, and the output of those that failed.",
 }
@@ -69,6 +74,9 @@ def tools(src: Sources, *, allow_run: bool) -> list[Callable[..., dict[str, Any]
     def task_graph(project: str) -> dict[str, Any]:
         return _answer(answers.task_graph, src, project)
 
+    def audit_findings(task: str | None = None) -> dict[str, Any]:
+        return _answer(answers.audit_findings, src, task)
+
     def run_tasks(tasks: list[str]) -> dict[str, Any]:
         return _answer(answers.run_now, src, tasks)
 
@@ -80,6 +88,7 @@ def tools(src: Sources, *, allow_run: bool) -> list[Callable[..., dict[str, Any]
         plan,
         affected,
         task_graph,
+        audit_findings,
     ]
     return [*found, run_tasks] if allow_run else found
 
