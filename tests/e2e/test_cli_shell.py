@@ -231,7 +231,7 @@ def test_off_a_terminal_help_is_plain_whatever_the_environment(vx, ws, env):
         ),
         (
             ["bare#build"],
-            'unknown command: "bare#build"; commands: run, watch, show, info, cache, last, why, audit and 10 more (vx help describes them)',
+            'unknown command: "bare#build"; commands: run, watch, show, info, cache, last, why, audit and 11 more (vx help describes them)',
         ),
     ],
 )
@@ -271,7 +271,7 @@ def test_outside_a_workspace_a_word_is_only_checked_against_the_verbs(vx, outsid
         vx,
         ["build"],
         outside,
-        'unknown command: "build"; commands: run, watch, show, info, cache, last, why, audit and 10 more (vx help describes them)',
+        'unknown command: "build"; commands: run, watch, show, info, cache, last, why, audit and 11 more (vx help describes them)',
     )
     refused(vx, ["shw"], outside, 'unknown command: "shw" — did you mean show?')
 
@@ -289,7 +289,7 @@ def test_a_default_build_is_no_task_to_hint(vx, workspace):
         vx,
         ["build"],
         root,
-        'unknown command: "build"; commands: run, watch, show, info, cache, last, why, audit and 10 more (vx help describes them)',
+        'unknown command: "build"; commands: run, watch, show, info, cache, last, why, audit and 11 more (vx help describes them)',
     )
 
 

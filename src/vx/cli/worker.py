@@ -83,7 +83,7 @@ def execute(settings: WorkerSettings, streams: Streams) -> int:
     except ImportError:
         raise UserError(
             ErrorCode.CONFIG,
-            "vx worker needs grpcio, which is not installed — pip install 'vx[reapi]'",
+            "vx worker needs grpcio, which is not installed — pip install 'vx-runner[reapi]'",
         ) from None
     from vx.cache.remote.base import RemoteError
     from vx.run.groups.registry import ProcessRegistry

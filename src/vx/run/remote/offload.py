@@ -139,7 +139,9 @@ def open_offload(plan: RunPlan, keys: KeySet, cache: LocalCache, env: Mapping[st
 
         cas = ReapiCache(ReapiConfig(url, env.get("VX_REAPI_INSTANCE", "")))
     except ImportError:
-        msg = "vx run: --executor reapi needs grpcio (not installed) — pip install 'vx[reapi]'"
+        msg = (
+            "vx run: --executor reapi needs grpcio (not installed) — pip install 'vx-runner[reapi]'"
+        )
         raise UserError(ErrorCode.CONFIG, msg) from None
     except ValueError as err:
         msg = f"vx run: VX_REAPI_URL: {err} — set grpc://host:port"
