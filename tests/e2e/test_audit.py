@@ -176,12 +176,19 @@ def test_where_strace_cannot_start_the_task_says_not_traced(workspace, vx, tmp_p
         found = shutil.which(tool)
         assert found is not None
         (bin_dir / tool).symlink_to(found)
-    r = vx(["run", "a#build", "--audit=strict"], root, env={"PATH": str(bin_dir)}).assert_ok()
+    env = {"PATH": str(bin_dir), "VX_TRACER": "strace"}
+    r = vx(["run", "a#build", "--audit=strict"], root, env=env).assert_ok()
     assert _notices(r.err) == [
         "[vx] a#build: not traced — strace is not on PATH (Debian: apt-get install strace)",
         "[vx] a#build: audit strict: it was not traced, nothing saved",
     ]
     assert _audit(vx, root, "a#build")["traced"] is False
+    if not tracing_available(None, "seccomp").ok:
+        return
+    # With the choice left to vx, its own tracer needs no tool on PATH.
+    r = vx(["run", "a#build", "--audit=strict", "--force"], root, env={"PATH": str(bin_dir)})
+    assert _notices(r.assert_ok().err) == []
+    assert _audit(vx, root, "a#build")["traced"] is True
 
 
 def test_a_task_with_no_cache_block_gets_one_that_caches(workspace, vx):

@@ -14,8 +14,6 @@ import contextlib
 import hashlib
 import os
 import re
-import tempfile
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vx.git import ls_files_stage
@@ -27,12 +25,12 @@ from vx.observe.derive import Seen, Verdict, derive, differing, state_path
 from vx.run.groups.registry import ProcessRegistry
 from vx.run.process import ProcessSpec, run_process
 from vx.run.taskenv import task_env
-from vx.trace.parse import parse_log
-from vx.trace.strace import strace_prefix
+from vx.trace.observer import observer
 from vx.util.record import Record
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
+    from pathlib import Path
 
     from vx.events import Stream
     from vx.graph.model import TaskNode
@@ -82,16 +80,15 @@ def observe(request: ObserveRequest, started: Callable[[str], None]) -> tuple[Ob
     out: list[Observed] = []
     wrote: set[str] = set()
     try:
-        with tempfile.TemporaryDirectory(prefix="vx-observe-") as scratch:
-            for tid in topo_order(graph.deps):
-                if tid not in wanted:
-                    continue
-                started(str(tid))
-                node = graph.nodes[tid]
-                runs = _Runs(ws, node, request.env, registry, Path(scratch))
-                verdict = _judge(runs, tracked, frozenset(wrote))
-                wrote.update(runs.written)
-                out.append(Observed(str(tid), node.project.rel_dir, tid.task, verdict))
+        for tid in topo_order(graph.deps):
+            if tid not in wanted:
+                continue
+            started(str(tid))
+            node = graph.nodes[tid]
+            runs = _Runs(ws, node, request.env, registry)
+            verdict = _judge(runs, tracked, frozenset(wrote))
+            wrote.update(runs.written)
+            out.append(Observed(str(tid), node.project.rel_dir, tid.task, verdict))
     finally:
         registry.close(_KILL_GRACE_MS)
     return tuple(out)
@@ -153,14 +150,12 @@ class _Runs:
         node: TaskNode,
         env: Mapping[str, str],
         registry: ProcessRegistry,
-        scratch: Path,
     ) -> None:
         self.ws = ws
         self.project: Project = node.project
         self.node = node
         self.env = env
         self.registry = registry
-        self.log = scratch / "trace.log"
         self.written: frozenset[str] = frozenset()
         self._bases = tuple(dict.fromkeys((os.fspath(ws.root), os.path.realpath(ws.root))))
 
@@ -176,18 +171,25 @@ class _Runs:
             workspace_pass_through=self.ws.config.pass_through,
         )
         timeout = spec.timeout_ms if spec.timeout_ms is not None else self.ws.config.timeout_ms
+        watcher = observer(
+            self.project.dir, path=self.env.get("PATH"), tracer=self.env.get("VX_TRACER", "auto")
+        )
         process = ProcessSpec(
             command=spec.command,
             cwd=self.project.dir,
             env=env.env,
             timeout_ms=timeout,
             kill_grace_ms=_KILL_GRACE_MS,
-            prefix=strace_prefix(self.log),
+            prefix=watcher.prefix,
+            preexec=watcher.preexec,
         )
         tail = _Tail()
-        result = run_process(process, tail, registry=self.registry)
+        try:
+            result = run_process(process, tail, registry=self.registry)
+        finally:
+            watcher.spawned()
         said = f": {tail.last}" if tail.last else ""
-        trace = parse_log(self.log, self.project.dir) if self.log.exists() else None
+        trace = watcher.finish()
         if trace is None:
             return _Outcome(result.exit_code or 1, frozenset(), said=said)
         self.written |= self._left(trace)

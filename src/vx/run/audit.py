@@ -7,11 +7,7 @@ untraced and its report says `not traced` and why, never a clean bill.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 import threading
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vx.events import AuditReport
@@ -22,55 +18,40 @@ if TYPE_CHECKING:
     from vx.audit.check import WorkspaceView
     from vx.run.context import RunContext
     from vx.run.plan import PlanNode
-
-
-# A log lives for one task: memory (tmpfs) where the host has it, so making and removing one
-# never waits behind the cache's fsyncs on the disk's journal; else the temp directory.
-# mkstemp makes it O_EXCL and 0600 there, as in any shared temp directory.
-_SHM = "/dev/shm"  # noqa: S108
-_LOG_DIR = _SHM if os.access(_SHM, os.W_OK | os.X_OK) else None
+    from vx.trace.observer import Observer
 
 
 class TaskAuditor:
-    """One run's auditor: hands out tracer prefixes and reads their logs back into reports."""
+    """One run's auditor: puts executed tasks under the tracer and reads back their reports."""
 
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
         self._lock = threading.Lock()
         self._view: WorkspaceView | None = None
 
-    def begin(self, node: PlanNode) -> tuple[tuple[str, ...], Path | None, AuditReport | None]:
-        """(argv prefix, log path, early report): the prefix is () and the report says why
-        when this task cannot be traced."""
+    def begin(self, node: PlanNode) -> tuple[Observer | None, AuditReport | None]:
+        """(observer, early report): no observer, and a report saying why, when this task
+        cannot be traced; neither for a task that is never traced (a server, a terminal)."""
         spec = node.task.exec_spec
         if spec is not None and (spec.persistent or spec.interactive):
-            return (), None, None
-        from vx.trace.probe import tracing_available
+            return None, None
+        from vx.trace.observer import TracingUnavailableError, observer
 
-        probe = tracing_available(self.ctx.env.get("PATH"))
-        if not probe.ok:
-            return (), None, AuditReport(traced=False, reason=probe.reason)
-        from vx.trace.strace import strace_prefix
-
-        fd, name = tempfile.mkstemp(prefix="vx-trace-", suffix=".log", dir=_LOG_DIR)
-        os.close(fd)
-        log = Path(name)
-        return strace_prefix(log, path=self.ctx.env.get("PATH")), log, None
-
-    def finish(self, node: PlanNode, log: Path) -> AuditReport:
-        """Read the task's trace and compare it with its declaration; the log is removed."""
-        from vx.audit.check import TaskView, audit_task
-        from vx.trace.parse import parse_log
-
+        env = self.ctx.env
         try:
-            if log.stat().st_size == 0:  # the command never started under the tracer
-                return AuditReport(traced=False, reason="the tracer saw nothing run")
-            trace = parse_log(log, node.project.dir)
-        except OSError as exc:
-            return AuditReport(traced=False, reason=f"the trace could not be read: {exc}")
-        finally:
-            with contextlib.suppress(OSError):
-                log.unlink()
+            return observer(
+                node.project.dir, path=env.get("PATH"), tracer=env.get("VX_TRACER", "auto")
+            ), None
+        except TracingUnavailableError as exc:
+            return None, AuditReport(traced=False, reason=str(exc))
+
+    def finish(self, node: PlanNode, observer: Observer) -> AuditReport:
+        """Read the task's trace and compare it with its declaration."""
+        from vx.audit.check import TaskView, audit_task
+
+        trace = observer.finish()
+        if trace is None:
+            return AuditReport(traced=False, reason=observer.reason)
         graph = self.ctx.plan.graph
         from vx.graph.algo import closure
 

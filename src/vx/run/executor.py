@@ -102,7 +102,12 @@ class Executor:
         return _Capture(tid, secrets, self.ctx.emit)
 
     def _process_spec(
-        self, node: PlanNode, spec: ExecSpec, command: str, prefix: tuple[str, ...] = ()
+        self,
+        node: PlanNode,
+        spec: ExecSpec,
+        command: str,
+        prefix: tuple[str, ...] = (),
+        preexec: Callable[[], None] | None = None,
     ) -> tuple[ProcessSpec, tuple[str, ...]]:
         inputs_env = node.task.cache_spec.inputs.env if node.task.cache_spec else ()
         env = task_env(
@@ -126,21 +131,19 @@ class Executor:
             kill_grace_ms=self.ctx.options.kill_grace_ms,
             interactive=spec.interactive,
             prefix=prefix,
+            preexec=preexec,
         )
         return pspec, env.secrets
 
     def _execute(self, node: PlanNode, spec: ExecSpec, command: str, ticket: Ticket) -> Done:
         tid, cache = node.id, self.ctx.cache
-        prefix: tuple[str, ...] = ()
-        log, audit = None, None
-        if self.auditor is not None:
-            prefix, log, audit = self.auditor.begin(node)
+        sandbox: tuple[str, ...] = ()
         refusal = None
         if spec.sandbox is not None:
             from vx.trace.sandbox import SandboxUnavailableError, sandbox_prefix
 
             try:
-                prefix += sandbox_prefix(
+                sandbox = sandbox_prefix(
                     self.ctx.root,
                     node.project.dir,
                     spec.sandbox.read,
@@ -149,14 +152,21 @@ class Executor:
                 )
             except SandboxUnavailableError as exc:
                 refusal = f"sandbox not available: {exc}"  # never run it unsandboxed
-        pspec, secrets = self._process_spec(node, spec, command, prefix)
         miss = self.ctx.history.miss_reason(tid)
         retries = spec.retries if spec.retries is not None else self.ctx.options.retry
         if spec.interactive:
             retries = 0
         attempt = 0
+        observer, audit = None, None
         while True:
             attempt += 1
+            if self.auditor is not None and refusal is None:
+                if observer is not None:
+                    observer.discard()  # a retry is traced afresh: the last attempt is judged
+                observer, audit = self.auditor.begin(node)
+            prefix = (observer.prefix if observer is not None else ()) + sandbox
+            preexec = observer.preexec if observer is not None else None
+            pspec, secrets = self._process_spec(node, spec, command, prefix, preexec)
             capture = self._capture(tid, secrets)
             self.ctx.emit(TaskStarted(tid, command, attempt))
             from vx.run.process import ProcessResult, run_process
@@ -167,7 +177,11 @@ class Executor:
             elif remote is not None and remote.takes(node):
                 result = remote.run(node, pspec, capture.feed, self.ctx.stopping)
             else:
-                result = run_process(pspec, capture.feed, registry=self.ctx.registry)
+                try:
+                    result = run_process(pspec, capture.feed, registry=self.ctx.registry)
+                finally:
+                    if observer is not None:
+                        observer.spawned()
             if result.spawn_error:
                 capture.feed(Stream.STDERR, result.spawn_error + "\n")
             capture.flush()
@@ -182,11 +196,8 @@ class Executor:
 
             said = "".join([command, "\n", *(text for _, text in capture.log)])
             kept_back = withheld(self.ctx.env, pspec.env, said)
-        if self.auditor is not None and log is not None:
-            if refusal is None:
-                audit = self.auditor.finish(node, log)
-            else:
-                log.unlink(missing_ok=True)  # nothing ran: nothing to audit
+        if self.auditor is not None and observer is not None:
+            audit = self.auditor.finish(node, observer)
         refused = audit is not None and self._audited(tid, audit, status)
         save_note = None
         if (

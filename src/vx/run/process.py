@@ -47,11 +47,22 @@ class ProcessSpec(Frozen):
     """What to run: `sh -c command` in cwd with exactly env; the timeout and kill grace in ms.
 
     An interactive task inherits vx's stdin, stdout and stderr and is captured by nobody.
-    `prefix` is an argv put before the shell, a wrapper that execs it (the tracer, the
-    sandbox): it runs in the task's group and dies with it.
+    `prefix` is an argv put before the shell, a wrapper that execs it (strace, the sandbox): it
+    runs in the task's group and dies with it. `preexec` runs in the child between fork and exec
+    (the seccomp tracer's filter, which must be in place before the first exec) of a captured
+    task; it must not raise, and costs the spawn its fast path (a fork of vx, not a vfork).
     """
 
-    __slots__ = ("command", "cwd", "env", "interactive", "kill_grace_ms", "prefix", "timeout_ms")
+    __slots__ = (
+        "command",
+        "cwd",
+        "env",
+        "interactive",
+        "kill_grace_ms",
+        "preexec",
+        "prefix",
+        "timeout_ms",
+    )
     command: str
     cwd: Path
     env: Mapping[str, str]
@@ -59,6 +70,7 @@ class ProcessSpec(Frozen):
     kill_grace_ms: int
     interactive: bool
     prefix: tuple[str, ...]
+    preexec: Callable[[], None] | None
 
     def __init__(
         self,
@@ -70,11 +82,14 @@ class ProcessSpec(Frozen):
         *,
         interactive: bool = False,
         prefix: tuple[str, ...] = (),
+        preexec: Callable[[], None] | None = None,
     ) -> None:
         if timeout_ms is not None and timeout_ms <= 0:
             raise ValueError(f"timeout_ms must be positive: {timeout_ms}")
         if kill_grace_ms < 0:
             raise ValueError(f"kill_grace_ms must not be negative: {kill_grace_ms}")
+        if interactive and preexec is not None:
+            raise ValueError("an interactive task takes no pre-exec hook: it is never traced")
         self._init(
             command=command,
             cwd=cwd,
@@ -83,6 +98,7 @@ class ProcessSpec(Frozen):
             kill_grace_ms=kill_grace_ms,
             interactive=interactive,
             prefix=prefix,
+            preexec=preexec,
         )
 
 
@@ -346,7 +362,12 @@ def start_process(
         wake = _pipe(opened)
         if spec.interactive:
             terminal = foreground_terminal(terminal_fd)
-            popen = subprocess.Popen(argv, cwd=spec.cwd, env=dict(spec.env), process_group=0)
+            popen = subprocess.Popen(
+                argv,
+                cwd=spec.cwd,
+                env=dict(spec.env),
+                process_group=0,
+            )
         else:
             (out_r, out_w), (err_r, err_w) = _pipe(opened), _pipe(opened)
             gate_r, gate = _pipe(opened)
@@ -360,6 +381,9 @@ def start_process(
                     stdout=out_w,
                     stderr=err_w,
                     start_new_session=True,
+                    # The seccomp tracer's hook: a few os and ctypes calls, nothing that takes
+                    # a lock another thread could hold at the fork (vx/trace/notify.py).
+                    preexec_fn=spec.preexec,  # noqa: PLW1509
                 )
             finally:
                 for fd in (out_w, err_w, gate_r):

@@ -1,8 +1,9 @@
-"""Whether the tracer (`strace`) and the sandbox (`bwrap`) can start on this host, probed once.
+"""Whether a tracer (seccomp notification, or `strace`) and the sandbox (`bwrap`) can start on
+this host, probed once.
 
-Both need the kernel's help (ptrace; user namespaces) that containers often withhold, so being
-on PATH proves nothing: each probe runs the tool on `true` and keeps the first line it
-complained with as the reason.
+Each needs the kernel's help (seccomp listeners; ptrace; user namespaces) that containers often
+withhold, so being on PATH proves nothing: each probe runs its tracer or tool on `true` and keeps
+the first line it complained with as the reason.
 """
 
 from __future__ import annotations
@@ -24,6 +25,12 @@ class Probe(Record):
     reason: str = ""
     # The flags the tool works with here (strace without `--seccomp-bpf` where it is too old).
     flags: tuple[str, ...] = ()
+    # Which tracer: "seccomp" (vx's own notifier) or "strace".
+    tracer: str = ""
+
+
+TRACERS = ("auto", "seccomp", "strace")
+"""`VX_TRACER`'s values: the notifier where it works, else strace; or one of them only."""
 
 
 # `-z`: successful calls only (a failed one changed nothing; most are the loader's probes).
@@ -32,8 +39,55 @@ _STRACE_FALLBACK = ("-f", "-qq")
 
 
 @functools.cache
-def tracing_available(path: str | None = None) -> Probe:
-    """Can `strace -f` follow `true` here? `path` is the PATH to search (vx's own by default)."""
+def tracing_available(path: str | None = None, tracer: str = "auto") -> Probe:
+    """Which tracer works here: seccomp notification (no tool needed, the cheaper) unless
+    `tracer` says "strace"; strace where the notifier cannot start, unless it says "seccomp".
+    `path` is the PATH to search for strace (vx's own by default)."""
+    if tracer not in TRACERS:
+        allowed = ", ".join(TRACERS)
+        return Probe(ok=False, reason=f"VX_TRACER={tracer} is not one of {allowed}")
+    notify = _notify_probe() if tracer != "strace" else None
+    if notify is not None and (notify.ok or tracer == "seccomp"):
+        return notify
+    found = _strace_probe(path)
+    if not found.ok and notify is not None:
+        return Probe(ok=False, reason=f"{notify.reason}; and {found.reason}")
+    return found
+
+
+@functools.cache
+def _notify_probe() -> Probe:
+    """Can vx's notifier see `true` run? (Linux 5.5 or later, seccomp not denied.)"""
+    if sys.platform != "linux":
+        return Probe(ok=False, reason=f"tracing needs Linux (this is {sys.platform})")
+    from vx.trace.notify import Notifier, NotifyUnavailableError
+
+    try:
+        notifier = Notifier()
+    except NotifyUnavailableError as exc:
+        return Probe(ok=False, reason=f"seccomp notification: {exc}")
+    true = shutil.which("true") or "/bin/true"
+    try:
+        subprocess.run(
+            [true],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=_PROBE_TIMEOUT_S,
+            check=False,
+            preexec_fn=notifier.preexec,  # os and ctypes calls only (notify.py)
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return Probe(ok=False, reason=f"seccomp notification: {exc}")
+    finally:
+        notifier.spawned()
+    trace = notifier.finish()
+    if trace is None or not trace.execs:
+        return Probe(ok=False, reason=f"seccomp notification: {notifier.reason or 'saw nothing'}")
+    return Probe(ok=True, tracer="seccomp")
+
+
+def _strace_probe(path: str | None) -> Probe:
+    """Can `strace -f` follow `true` here?"""
     if sys.platform != "linux":
         return Probe(ok=False, reason=f"tracing needs Linux (this is {sys.platform})")
     strace = shutil.which("strace", path=path)
@@ -43,7 +97,7 @@ def tracing_available(path: str | None = None) -> Probe:
     for flags in (STRACE_FLAGS, _STRACE_FALLBACK):
         reason = _try([strace, *flags, "-o", "/dev/null", "true"])
         if not reason:
-            return Probe(ok=True, flags=(strace, *flags))
+            return Probe(ok=True, flags=(strace, *flags), tracer="strace")
     return Probe(ok=False, reason=f"strace cannot trace here: {reason}")
 
 

@@ -1,5 +1,5 @@
-"""The argv prefix that starts a task under `strace`: a prefix, so `run/process.py` stays the
-one module that spawns.
+"""The argv prefix that starts a task under `strace` (the tracer where vx's seccomp notifier
+cannot start): a prefix, so `run/process.py` stays the one module that spawns.
 
 Only the calls that name a file the task reads, writes, runs, renames or removes are traced, and
 the calls that change a process's working directory or make a process; `stat`, `access` and
@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import os
 from typing import TYPE_CHECKING
-
-from vx.trace.probe import tracing_available
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -45,18 +43,11 @@ TRACED_CALLS = (
 )
 
 
-class TracingUnavailableError(Exception):
-    """strace cannot follow a process here; the message is the probe's reason."""
-
-
-def strace_prefix(log: Path, *, path: str | None = None) -> tuple[str, ...]:
-    """The argv to put before `sh -c …` so its whole tree is traced into `log`; `path` is the
-    PATH strace is looked up on (vx's own by default)."""
-    probe = tracing_available(path)
-    if not probe.ok:
-        raise TracingUnavailableError(probe.reason)
+def strace_argv(flags: tuple[str, ...], log: Path) -> tuple[str, ...]:
+    """The argv to put before `sh -c …` so its whole tree is traced into `log`; `flags` are
+    the probe's (strace's path and the options it works with here)."""
     return (
-        *probe.flags,
+        *flags,
         "-e",
         "trace=" + ",".join(TRACED_CALLS),
         "-e",

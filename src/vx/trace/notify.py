@@ -1,0 +1,461 @@
+"""The task tracer on seccomp user notification: the kernel stops a task at each file call and
+tells a thread of vx, which reads the path and lets the call go on.
+
+strace stops a traced call twice (entry, exit) and copies its registers each time: about
+110 µs an open on the machines vx is measured on. Here the kernel's filter picks the calls, the
+task waits once, and vx's thread reads the path from `/proc/PID/mem` and answers: about 25 µs.
+Static binaries are seen as well as dynamic ones: the filter sits in the kernel, not in libc.
+
+How a task is put under it: `Notifier.preexec` runs in the forked child before `exec` (so the
+whole process tree, the exec itself included, is under the filter). It forbids new privileges
+(the kernel's condition for an unprivileged filter), installs the filter with a listener, and
+sends the listener's descriptor to vx over a socket pair; `Notifier`'s thread serves it until
+every process under the filter is gone.
+
+A call is seen before it runs, so its result is unknown: `finish` keeps a path the way the kernel
+left it — a read or a run of a file that exists afterwards (or that the task removed), a write
+that exists (or was moved or removed), a removal of what is gone — which is what strace's
+successful calls say, less a failed open of a file that exists.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import os
+import platform
+import posixpath
+import select
+import socket
+import stat
+import struct
+import threading
+
+from vx.trace.parse import Trace
+
+# What each call does to the file it names: (kind, dirfd arg, path arg, flags arg, dirfd 2,
+# path 2); -1 where the call has none. `open` kinds read or write by their flags.
+_OPEN, _OPEN2, _WRITE, _EXEC, _RENAME, _UNLINK = range(6)
+_CALLS: dict[str, tuple[int, int, int, int, int, int]] = {
+    "open": (_OPEN, -1, 0, 1, -1, -1),
+    "openat": (_OPEN, 0, 1, 2, -1, -1),
+    "openat2": (_OPEN2, 0, 1, 2, -1, -1),
+    "creat": (_WRITE, -1, 0, -1, -1, -1),
+    "truncate": (_WRITE, -1, 0, -1, -1, -1),
+    "execve": (_EXEC, -1, 0, -1, -1, -1),
+    "execveat": (_EXEC, 0, 1, -1, -1, -1),
+    "rename": (_RENAME, -1, 0, -1, -1, 1),
+    "renameat": (_RENAME, 0, 1, -1, 2, 3),
+    "renameat2": (_RENAME, 0, 1, -1, 2, 3),
+    "unlink": (_UNLINK, -1, 0, -1, -1, -1),
+    "unlinkat": (_UNLINK, 0, 1, -1, -1, -1),
+    "rmdir": (_UNLINK, -1, 0, -1, -1, -1),
+    "link": (_WRITE, -1, 1, -1, -1, -1),
+    "linkat": (_WRITE, 2, 3, -1, -1, -1),
+    "symlink": (_WRITE, -1, 1, -1, -1, -1),
+    "symlinkat": (_WRITE, 1, 2, -1, -1, -1),
+}
+
+# The kernel's audit architecture and call numbers, per machine (a little-endian 64-bit ABI).
+_ARCHES: dict[str, tuple[int, dict[str, int]]] = {
+    "x86_64": (
+        0xC000003E,
+        {
+            "open": 2,
+            "openat": 257,
+            "openat2": 437,
+            "creat": 85,
+            "truncate": 76,
+            "execve": 59,
+            "execveat": 322,
+            "rename": 82,
+            "renameat": 264,
+            "renameat2": 316,
+            "unlink": 87,
+            "unlinkat": 263,
+            "rmdir": 84,
+            "link": 86,
+            "linkat": 265,
+            "symlink": 88,
+            "symlinkat": 266,
+        },
+    ),
+    "aarch64": (
+        0xC00000B7,
+        {
+            "openat": 56,
+            "openat2": 437,
+            "truncate": 45,
+            "execve": 221,
+            "execveat": 281,
+            "renameat": 38,
+            "renameat2": 276,
+            "unlinkat": 35,
+            "linkat": 37,
+            "symlinkat": 36,
+        },
+    ),
+}
+
+_X32_BIT = 0x40000000  # x86_64's x32 ABI: other numbers, so every such call is looked at
+_AT_FDCWD = -100
+_AT_EMPTY_PATH = 0x1000
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+# An open of a directory or for a path only reads no file: the filter lets it by unseen.
+_UNREAD_FLAGS = getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_PATH", 0)
+
+# seccomp(2) and its listener's ioctls (linux/seccomp.h).
+_PR_SET_NO_NEW_PRIVS = 38
+_SECCOMP_SET_MODE_FILTER = 1
+_FLAG_NEW_LISTENER = 1 << 3
+_RET_ALLOW = 0x7FFF0000
+_RET_USER_NOTIF = 0x7FC00000
+_NOTIF_SIZE = 80  # struct seccomp_notif: id, pid, flags, struct seccomp_data
+_RESP_SIZE = 24  # struct seccomp_notif_resp: id, val, error, flags
+_IOCTL_RECV = 0xC0502100
+_IOCTL_SEND = 0xC0182101
+_IOCTL_SET_FLAGS = 0x40082104
+_FLAG_CONTINUE = 1  # SECCOMP_USER_NOTIF_FLAG_CONTINUE: the call runs as if never stopped
+_FD_SYNC_WAKE_UP = 1  # the task and vx's thread hand the CPU to each other (Linux 6.6)
+_SYSCALL_SECCOMP = {"x86_64": 317, "aarch64": 277}
+_NOTIF = struct.Struct("=QIIiIQ6Q")
+_RESP = struct.Struct("=QqiI")
+_PATH_MAX = 4096
+_REASON_WAIT_S = 1.0
+
+
+class NotifyUnavailableError(Exception):
+    """This machine cannot run the notifier; the message says why."""
+
+
+def machine() -> tuple[int, dict[str, int], int]:
+    """(audit arch, call numbers, seccomp's own number) of this machine, or raise."""
+    arch = platform.machine()
+    if arch not in _ARCHES:
+        raise NotifyUnavailableError(f"no seccomp call table for {arch}")
+    audit, numbers = _ARCHES[arch]
+    return audit, numbers, _SYSCALL_SECCOMP[arch]
+
+
+def filter_program() -> bytes:
+    """The classic BPF program: stop the traced calls, let everything else run unseen.
+
+    A call of another ABI (a 32-bit program, x32) is stopped whatever it is, and the thread
+    marks the trace incomplete: its numbers mean other calls."""
+    audit, numbers, _ = machine()
+    traced = sorted((nr, name) for name, nr in numbers.items())
+    program: list[bytes] = []
+
+    def op(code: int, k: int, jt: int = 0, jf: int = 0) -> None:
+        program.append(struct.pack("=HBBI", code, jt, jf, k))
+
+    ld_abs, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    flags_at = {name: 16 + 8 * _CALLS[name][3] for name in ("open", "openat")}
+    op(ld_abs, 4)  # arch
+    op(jeq, audit, 1, 0)
+    op(ret, _RET_USER_NOTIF)
+    op(ld_abs, 0)  # nr
+    op(jge, _X32_BIT, 0, 1)
+    op(ret, _RET_USER_NOTIF)
+    for nr, name in traced:
+        if name in flags_at:  # an open of a directory or a path only is let by
+            op(jeq, nr, 0, 4)
+            op(ld_abs, flags_at[name])
+            op(jset, _UNREAD_FLAGS, 0, 1)
+            op(ret, _RET_ALLOW)
+            op(ret, _RET_USER_NOTIF)
+        else:
+            op(jeq, nr, 0, 1)
+            op(ret, _RET_USER_NOTIF)
+    op(ret, _RET_ALLOW)
+    return b"".join(program)
+
+
+class _Fprog(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
+
+
+class Notifier:
+    """One traced command: the child-side hook, and the thread that serves its calls.
+
+    Use: `preexec` as the spawn's pre-exec hook, `spawned()` once the spawn returned (or
+    failed), then `finish(cwd)` after the command ended for its `Trace`, or None with
+    `reason` saying why nothing was seen."""
+
+    def __init__(self) -> None:
+        audit, numbers, seccomp_nr = machine()
+        self._audit = audit
+        self._calls = {nr: _CALLS[name] for name, nr in numbers.items()}
+        self._seccomp_nr = seccomp_nr
+        self._program = ctypes.create_string_buffer(filter_program())
+        self._fprog = _Fprog(len(self._program.raw) // 8, ctypes.addressof(self._program))
+        self._libc = libc = ctypes.CDLL(None, use_errno=True)
+        # Looked up now: the child, between fork and exec, should only call them.
+        self._prctl, self._syscall, self._ioctl = libc.prctl, libc.syscall, libc.ioctl
+        self._ours, self._theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._seen: list[tuple[int, str, int]] = []  # (kind, path, open flags)
+        self._lock = threading.Lock()
+        self._open = True
+        self.reason = ""
+        self._thread = threading.Thread(target=self._serve, name="vx-notify", daemon=True)
+        self._thread.start()
+
+    # --- in the child, between fork and exec: no lock, no import, nothing that allocates much
+    def preexec(self) -> None:
+        """Install the filter and hand its listener to vx; on failure say why, run untraced."""
+        try:
+            fd = self._install()
+            rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", fd))]
+            self._theirs.sendmsg([b"+"], rights)  # not send_fds: it imports, after a fork
+            os.close(fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                self._theirs.sendall(b"-" + f"{exc.strerror or exc} ({exc.filename})".encode())
+
+    def _install(self) -> int:
+        if self._prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+        fd: int = self._syscall(
+            self._seccomp_nr,
+            _SECCOMP_SET_MODE_FILTER,
+            _FLAG_NEW_LISTENER,
+            ctypes.byref(self._fprog),
+        )
+        if fd < 0:
+            raise OSError(ctypes.get_errno(), "seccomp")
+        return fd
+
+    # --- in vx
+    def spawned(self) -> None:
+        """The child has its copy of our socket end (or never started): drop vx's copy, so the
+        thread sees the end of the socket if no listener comes."""
+        with contextlib.suppress(OSError):
+            self._theirs.close()
+
+    def finish(self) -> Trace | None:
+        """What the command did, once it ended; None (and `reason`) when it was not seen.
+
+        Nothing is waited for: a call is recorded before it may run, so every call of an
+        ended process is in. A process left behind keeps running under the filter, its calls
+        answered and no longer recorded, until it ends (or vx does: then its traced calls
+        fail with ENOSYS, as the kernel does for a filter nobody serves)."""
+        self.spawned()
+        with self._lock:
+            self._open = False
+            seen = list(self._seen)
+        if not seen:
+            self._thread.join(_REASON_WAIT_S)  # a failed install's reason may still be on its way
+        if self.reason:
+            return None
+        if not seen:
+            self.reason = "the tracer saw nothing run"
+            return None
+        return _settle(seen)
+
+    def _serve(self) -> None:
+        try:
+            message, fds, _, _ = socket.recv_fds(self._ours, 512, 1)
+        except OSError as exc:
+            self.reason = f"the tracer's socket failed: {exc}"
+            return
+        finally:
+            self._ours.close()
+        if not fds:
+            said = message[1:].decode(errors="replace")
+            self.reason = (
+                f"the seccomp filter could not be installed: {said}"
+                if said
+                else "the command never started under the tracer"
+            )
+            return
+        listener = fds[0]
+        try:
+            self._ioctl(listener, _IOCTL_SET_FLAGS, ctypes.c_ulong(_FD_SYNC_WAKE_UP))
+            self._loop(listener)
+        finally:
+            os.close(listener)
+
+    def _loop(self, listener: int) -> None:
+        ioctl, get_errno = self._ioctl, ctypes.get_errno
+        notif = ctypes.create_string_buffer(_NOTIF_SIZE)
+        resp = ctypes.create_string_buffer(_RESP_SIZE)
+        poller = select.poll()
+        poller.register(listener, select.POLLIN)
+        memory = _Memory()
+        try:
+            while True:
+                events = poller.poll()[0][1]
+                if not events & select.POLLIN:
+                    return  # POLLHUP: no process is left under the filter
+                ctypes.memset(notif, 0, _NOTIF_SIZE)
+                if ioctl(listener, _IOCTL_RECV, notif) < 0:
+                    if get_errno() in (errno.EINTR, errno.ENOENT):
+                        continue  # a signal, or the task died while we were told
+                    return
+                nid, pid, _, nr, arch, _, *args = _NOTIF.unpack(notif.raw)
+                self._note(pid, nr, arch, args, memory)
+                _RESP.pack_into(resp, 0, nid, 0, 0, _FLAG_CONTINUE)
+                ioctl(listener, _IOCTL_SEND, resp)  # ENOENT: the task died meanwhile
+        finally:
+            memory.close()
+
+    def _note(self, pid: int, nr: int, arch: int, args: list[int], memory: _Memory) -> None:
+        call = self._calls.get(nr) if arch == self._audit else None
+        if call is None:
+            if not self.reason:
+                self.reason = f"a call of another ABI ran (number {nr}): it cannot be read"
+            return
+        kind, dirfd_at, path_at, flags_at, dirfd2_at, path2_at = call
+        flags = args[flags_at] if flags_at >= 0 else 0
+        if kind == _OPEN2:  # openat2's flags are the first field of its `struct open_how`
+            how = memory.read(pid, flags, 8)
+            flags = int.from_bytes(how, "little") if len(how) == 8 else os.O_RDWR
+            kind = _OPEN
+        path = _resolve(pid, memory, args, dirfd_at, path_at, flags)
+        if path is None:
+            self._lost(pid)
+            return
+        found = [(kind, path, flags)]
+        if kind == _RENAME:
+            new = _resolve(pid, memory, args, dirfd2_at, path2_at, 0)
+            if new is None:
+                self._lost(pid)
+                return
+            found.append((kind, new, -1))  # -1: the rename's new name, right after its old
+        with self._lock:
+            if self._open:
+                self._seen += found
+
+    def _lost(self, pid: int) -> None:
+        if not self.reason:
+            self.reason = f"process {pid}'s memory could not be read"
+
+
+class _Memory:
+    """Each traced process's `/proc/PID/mem`, opened once; a reused pid is opened anew."""
+
+    def __init__(self) -> None:
+        self._fds: dict[int, int] = {}
+
+    def read(self, pid: int, address: int, size: int) -> bytes:
+        for fresh in (False, True):
+            fd = self._fds.get(pid) if not fresh else None
+            if fd is None:
+                self._drop(pid)
+                try:
+                    fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY | os.O_CLOEXEC)
+                except OSError:
+                    return b""
+                self._fds[pid] = fd
+            try:
+                data = os.pread(fd, size, address)
+            except OSError:
+                data = b""
+            if data:
+                return data
+        return b""
+
+    def string(self, pid: int, address: int) -> bytes | None:
+        """The NUL-ended string at address, read a page at most at a time."""
+        out = b""
+        while len(out) < _PATH_MAX:
+            chunk = self.read(pid, address, 4096 - (address & 4095))
+            if not chunk:
+                return None
+            end = chunk.find(b"\0")
+            if end >= 0:
+                return out + chunk[:end]
+            out += chunk
+            address += len(chunk)
+        return None
+
+    def _drop(self, pid: int) -> None:
+        fd = self._fds.pop(pid, None)
+        if fd is not None:
+            os.close(fd)
+
+    def close(self) -> None:
+        for pid in list(self._fds):
+            self._drop(pid)
+
+
+def _resolve(
+    pid: int, memory: _Memory, args: list[int], dirfd_at: int, path_at: int, flags: int
+) -> str | None:
+    """The absolute path a call names, resolved as the kernel will: against the process's
+    working directory or the directory its descriptor names (read while the call waits)."""
+    raw = memory.string(pid, args[path_at])
+    if raw is None:
+        return None
+    path = os.fsdecode(raw)
+    if path.startswith("/"):
+        return posixpath.normpath(path) if "/." in path or "//" in path else path
+    dirfd = _AT_FDCWD if dirfd_at < 0 else ctypes.c_int32(args[dirfd_at] & 0xFFFFFFFF).value
+    where = f"/proc/{pid}/cwd" if dirfd == _AT_FDCWD else f"/proc/{pid}/fd/{dirfd}"
+    try:
+        base = os.readlink(where)  # noqa: PTH115 - per call, a Path costs more than the call
+    except OSError:
+        return None
+    if not path and flags & _AT_EMPTY_PATH:
+        return base
+    return posixpath.normpath(f"{base}/{path}")
+
+
+def _settle(seen: list[tuple[int, str, int]]) -> Trace:
+    """The calls as `Trace` keeps them: those whose effect the file system shows (see above)."""
+    removed = {path for kind, path, _ in seen if kind in (_RENAME, _UNLINK)}
+    state: dict[str, bool] = {}
+    files: dict[str, bool] = {}
+
+    def exists(path: str) -> bool:
+        known = state.get(path)
+        if known is None:
+            known = state[path] = os.path.lexists(path)
+        return known
+
+    def is_file(path: str) -> bool:  # a read: a file (through any link) that is no directory
+        known = files.get(path)
+        if known is None:
+            try:
+                known = not stat.S_ISDIR(os.stat(path).st_mode)  # noqa: PTH116 - per path
+            except OSError:
+                known = False
+            files[path] = known
+        return known
+
+    reads: set[str] = set()
+    writes: set[str] = set()
+    execs: set[str] = set()
+    unlinks: set[str] = set()
+    renames: list[tuple[str, str]] = []
+    for index, (kind, path, flags) in enumerate(seen):
+        if kind == _OPEN and flags & _WRITE_FLAGS:
+            if exists(path) or path in removed:
+                writes.add(path)
+                if flags & os.O_RDWR:
+                    reads.add(path)
+        elif kind == _OPEN:
+            if is_file(path) or path in removed:
+                reads.add(path)
+        elif kind == _EXEC:
+            if exists(path):
+                execs.add(path)
+        elif kind == _WRITE:
+            if exists(path) or path in removed:
+                writes.add(path)
+        elif kind == _RENAME and flags != -1:
+            new = seen[index + 1][1]
+            if not exists(path) or exists(new):
+                renames.append((path, new))
+                unlinks.add(path)
+                writes.add(new)
+        elif kind == _UNLINK and not exists(path):
+            unlinks.add(path)
+    return Trace(
+        reads=frozenset(reads),
+        writes=frozenset(writes),
+        execs=frozenset(execs),
+        renames=tuple(renames),
+        unlinks=frozenset(unlinks),
+    )
