@@ -3,14 +3,16 @@
 
     python3 bench/audit.py [--work /tmp/vx-bench-audit] [-n 100] [--files 5000]
                            [--runs 5] [--runs-slow 3] [--json FILE]
+                           [--tracer auto|seccomp|strace] [--scenarios file-heavy,cold,...]
 
 Scenarios, each timed without and with `--audit` (tools taking turns, min and median):
   file-heavy  one task that opens --files files (`find src -type f -exec cat {} +`), forced
   cold        `vx run build --all --force` on bench/mkrepo.py's N-package repo
   warm        `vx run build --all`, every task a hit (a hit is never traced)
   restore     the same after `rm -rf packages/*/dist` (restored, not traced)
-The ratio column is with / without; the issue's target is at most 1.5x. stdlib only; vx runs
-as a subprocess from this checkout (`vx.py`), strace from PATH.
+The ratio column is with / without; the issue's target is at most 1.5x. `--tracer` is handed
+to vx as VX_TRACER (vx's seccomp notifier, strace, or the first that works). stdlib only; vx
+runs as a subprocess from this checkout (`vx.py`), strace from PATH.
 """
 
 from __future__ import annotations
@@ -29,9 +31,13 @@ HERE = Path(__file__).resolve().parent
 VX = HERE.parent / "vx.py"
 
 
+TRACER = {"name": "auto"}
+
+
 def _vx(args: list[str], cwd: Path, home: Path) -> float:
     env = {k: v for k, v in os.environ.items() if not k.startswith("VX_")}
     env["HOME"] = str(home)
+    env["VX_TRACER"] = TRACER["name"]
     started = time.perf_counter()
     subprocess.run([sys.executable, str(VX), *args], cwd=cwd, env=env, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
@@ -92,7 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--runs-slow", type=int, default=3)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--tracer", default="auto", choices=("auto", "seccomp", "strace"))
+    ap.add_argument("--scenarios", default="file-heavy,cold,warm,restore")
     opts = ap.parse_args(argv)
+    TRACER["name"] = opts.tracer
+    wanted = set(opts.scenarios.split(","))
     work = Path(opts.work)
     home = work / "home"
     home.mkdir(parents=True, exist_ok=True)
@@ -106,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     print("| scenario | without (min / median) | with --audit (min / median) | ratio (median) |")
     print("| --- | --- | --- | --- |")
     for scenario, root, runs in plan:
+        if scenario not in wanted:
+            continue
         got: dict[str, list[float]] = {"off": [], "audit": []}
         for _ in range(runs):
             for mode in ("off", "audit"):

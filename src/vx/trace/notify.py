@@ -12,10 +12,8 @@ whole process tree, the exec itself included, is under the filter). It forbids n
 sends the listener's descriptor to vx over a socket pair; `Notifier`'s thread serves it until
 every process under the filter is gone.
 
-A call is seen before it runs, so its result is unknown: `finish` keeps a path the way the kernel
-left it — a read or a run of a file that exists afterwards (or that the task removed), a write
-that exists (or was moved or removed), a removal of what is gone — which is what strace's
-successful calls say, less a failed open of a file that exists.
+A call is seen before it runs, so its result is unknown: `settle.py` keeps the calls whose effect
+the file system shows once the command ended.
 """
 
 from __future__ import annotations
@@ -28,15 +26,19 @@ import platform
 import posixpath
 import select
 import socket
-import stat
 import struct
 import threading
+from typing import TYPE_CHECKING
 
-from vx.trace.parse import Trace
+from vx.trace.settle import EXEC, OPEN, RENAME, UNLINK, WRITE, settle
+
+if TYPE_CHECKING:
+    from vx.trace.parse import Trace
 
 # What each call does to the file it names: (kind, dirfd arg, path arg, flags arg, dirfd 2,
 # path 2); -1 where the call has none. `open` kinds read or write by their flags.
-_OPEN, _OPEN2, _WRITE, _EXEC, _RENAME, _UNLINK = range(6)
+_OPEN, _WRITE, _EXEC, _RENAME, _UNLINK = OPEN, WRITE, EXEC, RENAME, UNLINK
+_OPEN2, _CHDIR = -1, -2  # read apart: openat2's flags, and a change of directory
 _CALLS: dict[str, tuple[int, int, int, int, int, int]] = {
     "open": (_OPEN, -1, 0, 1, -1, -1),
     "openat": (_OPEN, 0, 1, 2, -1, -1),
@@ -55,6 +57,8 @@ _CALLS: dict[str, tuple[int, int, int, int, int, int]] = {
     "linkat": (_WRITE, 2, 3, -1, -1, -1),
     "symlink": (_WRITE, -1, 1, -1, -1, -1),
     "symlinkat": (_WRITE, 1, 2, -1, -1, -1),
+    "chdir": (_CHDIR, -1, -1, -1, -1, -1),
+    "fchdir": (_CHDIR, -1, -1, -1, -1, -1),
 }
 
 # The kernel's audit architecture and call numbers, per machine (a little-endian 64-bit ABI).
@@ -79,6 +83,8 @@ _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "linkat": 265,
             "symlink": 88,
             "symlinkat": 266,
+            "chdir": 80,
+            "fchdir": 81,
         },
     ),
     "aarch64": (
@@ -94,6 +100,8 @@ _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "unlinkat": 35,
             "linkat": 37,
             "symlinkat": 36,
+            "chdir": 49,
+            "fchdir": 50,
         },
     ),
 }
@@ -123,6 +131,7 @@ _NOTIF = struct.Struct("=QIIiIQ6Q")
 _RESP = struct.Struct("=QqiI")
 _PATH_MAX = 4096
 _REASON_WAIT_S = 1.0
+_ZEROS = bytes(_NOTIF_SIZE)
 
 
 class NotifyUnavailableError(Exception):
@@ -251,7 +260,7 @@ class Notifier:
         if not seen:
             self.reason = "the tracer saw nothing run"
             return None
-        return _settle(seen)
+        return settle(seen)
 
     def _serve(self) -> None:
         try:
@@ -288,7 +297,7 @@ class Notifier:
                 events = poller.poll()[0][1]
                 if not events & select.POLLIN:
                     return  # POLLHUP: no process is left under the filter
-                ctypes.memset(notif, 0, _NOTIF_SIZE)
+                notif.raw = _ZEROS  # the kernel refuses a buffer that is not zeroed
                 if ioctl(listener, _IOCTL_RECV, notif) < 0:
                     if get_errno() in (errno.EINTR, errno.ENOENT):
                         continue  # a signal, or the task died while we were told
@@ -307,6 +316,9 @@ class Notifier:
                 self.reason = f"a call of another ABI ran (number {nr}): it cannot be read"
             return
         kind, dirfd_at, path_at, flags_at, dirfd2_at, path2_at = call
+        if kind == _CHDIR:
+            memory.cwds.clear()  # a thread may share its process's directory: forget them all
+            return
         flags = args[flags_at] if flags_at >= 0 else 0
         if kind == _OPEN2:  # openat2's flags are the first field of its `struct open_how`
             how = memory.read(pid, flags, 8)
@@ -333,10 +345,15 @@ class Notifier:
 
 
 class _Memory:
-    """Each traced process's `/proc/PID/mem`, opened once; a reused pid is opened anew."""
+    """Each traced process's `/proc/PID/mem`, opened once, and its working directory once read.
+
+    A descriptor that reads nothing belongs to a process that exec'd or ended (its pid perhaps
+    reused): it is opened anew, and the directory read anew with it. Any `chdir` forgets every
+    directory (threads share theirs), so a cached one is always the process's own."""
 
     def __init__(self) -> None:
         self._fds: dict[int, int] = {}
+        self.cwds: dict[int, str] = {}
 
     def read(self, pid: int, address: int, size: int) -> bytes:
         for fresh in (False, True):
@@ -371,6 +388,7 @@ class _Memory:
         return None
 
     def _drop(self, pid: int) -> None:
+        self.cwds.pop(pid, None)
         fd = self._fds.pop(pid, None)
         if fd is not None:
             os.close(fd)
@@ -392,70 +410,15 @@ def _resolve(
     if path.startswith("/"):
         return posixpath.normpath(path) if "/." in path or "//" in path else path
     dirfd = _AT_FDCWD if dirfd_at < 0 else ctypes.c_int32(args[dirfd_at] & 0xFFFFFFFF).value
-    where = f"/proc/{pid}/cwd" if dirfd == _AT_FDCWD else f"/proc/{pid}/fd/{dirfd}"
-    try:
-        base = os.readlink(where)  # noqa: PTH115 - per call, a Path costs more than the call
-    except OSError:
-        return None
+    base = memory.cwds.get(pid) if dirfd == _AT_FDCWD else None
+    if base is None:
+        where = f"/proc/{pid}/cwd" if dirfd == _AT_FDCWD else f"/proc/{pid}/fd/{dirfd}"
+        try:
+            base = os.readlink(where)  # noqa: PTH115 - per call, a Path costs more than the call
+        except OSError:
+            return None
+        if dirfd == _AT_FDCWD:
+            memory.cwds[pid] = base
     if not path and flags & _AT_EMPTY_PATH:
         return base
     return posixpath.normpath(f"{base}/{path}")
-
-
-def _settle(seen: list[tuple[int, str, int]]) -> Trace:
-    """The calls as `Trace` keeps them: those whose effect the file system shows (see above)."""
-    removed = {path for kind, path, _ in seen if kind in (_RENAME, _UNLINK)}
-    state: dict[str, bool] = {}
-    files: dict[str, bool] = {}
-
-    def exists(path: str) -> bool:
-        known = state.get(path)
-        if known is None:
-            known = state[path] = os.path.lexists(path)
-        return known
-
-    def is_file(path: str) -> bool:  # a read: a file (through any link) that is no directory
-        known = files.get(path)
-        if known is None:
-            try:
-                known = not stat.S_ISDIR(os.stat(path).st_mode)  # noqa: PTH116 - per path
-            except OSError:
-                known = False
-            files[path] = known
-        return known
-
-    reads: set[str] = set()
-    writes: set[str] = set()
-    execs: set[str] = set()
-    unlinks: set[str] = set()
-    renames: list[tuple[str, str]] = []
-    for index, (kind, path, flags) in enumerate(seen):
-        if kind == _OPEN and flags & _WRITE_FLAGS:
-            if exists(path) or path in removed:
-                writes.add(path)
-                if flags & os.O_RDWR:
-                    reads.add(path)
-        elif kind == _OPEN:
-            if is_file(path) or path in removed:
-                reads.add(path)
-        elif kind == _EXEC:
-            if exists(path):
-                execs.add(path)
-        elif kind == _WRITE:
-            if exists(path) or path in removed:
-                writes.add(path)
-        elif kind == _RENAME and flags != -1:
-            new = seen[index + 1][1]
-            if not exists(path) or exists(new):
-                renames.append((path, new))
-                unlinks.add(path)
-                writes.add(new)
-        elif kind == _UNLINK and not exists(path):
-            unlinks.add(path)
-    return Trace(
-        reads=frozenset(reads),
-        writes=frozenset(writes),
-        execs=frozenset(execs),
-        renames=tuple(renames),
-        unlinks=frozenset(unlinks),
-    )

@@ -127,7 +127,8 @@ def test_a_leftover_keeps_running_after_the_task_is_judged(tmp_path: Path, trace
     """A process the task leaves behind is served, unrecorded, until it ends on its own."""
     (tmp_path / "in.txt").write_text("x")
     done = tmp_path / "done"
-    script = f"(setsid sh -c 'sleep 0.3; cat in.txt > {done}' &) ; cat in.txt > /dev/null"
+    late = f"sleep 0.3; cat in.txt > {done}.part && mv {done}.part {done}"
+    script = f"(setsid sh -c '{late}' &) ; cat in.txt > /dev/null"
     code, trace = _traced(script, tmp_path, tracer)
     assert code == 0
     assert trace is not None
