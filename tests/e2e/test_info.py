@@ -132,3 +132,30 @@ def test_cache_retention_prunes_at_a_runs_end_and_sweeps_hourly(tmp_path: Path) 
     # A full run (a warm replay adds no bytes and waits for the stamp's hour) finds b due.
     run_vx(["run", "a#build", "--force"], ws, home=home).assert_ok()
     assert [p for (p,) in query(store, "SELECT project FROM entries")] == ["a"]
+
+
+def test_the_tracing_row_names_the_tracer_vx_tracer_chose(tmp_path: Path) -> None:
+    from vx.trace.probe import tracing_available
+
+    ws = make_git_workspace(tmp_path / "ws", files())
+    home = tmp_path / "home"
+    for choice in ("seccomp", "strace"):
+        probe = tracing_available(None, choice)
+        doc = run_vx(["info", "--format", "json"], ws, home=home, env={"VX_TRACER": choice})
+        validate(doc.assert_ok().json())
+        tracing = doc.json()["tracing"]
+        assert tracing == {
+            "available": probe.ok,
+            "reason": probe.reason or None,
+            "tracer": choice if probe.ok else None,
+        }
+        row = run_vx(["info"], ws, home=home, env={"VX_TRACER": choice}).assert_ok().out
+        label = {"seccomp": "seccomp notification", "strace": "strace"}[choice]
+        if probe.ok:
+            assert f"tracing:          available ({label}; vx run --audit)\n" in row
+    bad = run_vx(["info", "--format", "json"], ws, home=home, env={"VX_TRACER": "ptrace"})
+    assert bad.assert_ok().json()["tracing"] == {
+        "available": False,
+        "reason": "VX_TRACER=ptrace is not one of auto, seccomp, strace",
+        "tracer": None,
+    }

@@ -42,13 +42,19 @@ def execute(settings: InfoSettings, streams: Streams) -> int:
 
     info = _with_plugins(gather(settings.cwd, env=settings.env, flag=settings.cache_dir))
     if settings.format is OutputFormat.JSON:
-        doc = document(info, path=settings.env.get("PATH"))
+        doc = document(info, path=settings.env.get("PATH"), tracer=_tracer(settings.env))
         streams.out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     else:
         home = settings.env.get("HOME")
         path = settings.env.get("PATH")
-        streams.out.write(text(info, home=Path(home) if home else None, path=path))
+        home_dir = Path(home) if home else None
+        streams.out.write(text(info, home=home_dir, path=path, tracer=_tracer(settings.env)))
     return 0
+
+
+def _tracer(env: Mapping[str, str]) -> str:
+    """`VX_TRACER`: which tracer `--audit` may use (see docs/caching.md § what vx sees)."""
+    return env.get("VX_TRACER", "auto")
 
 
 def _with_plugins(info: Info) -> Info:
@@ -70,8 +76,9 @@ def _with_plugins(info: Info) -> Info:
     return dataclasses.replace(info, plugins=tuple((p.name, p.seams) for p in loaded))
 
 
-def document(info: Info, *, path: str | None = None) -> dict[str, Any]:
-    """The JSON `schemas/info.json` describes; `path` is the PATH the tools are probed on."""
+def document(info: Info, *, path: str | None = None, tracer: str = "auto") -> dict[str, Any]:
+    """The JSON `schemas/info.json` describes; `path` is the PATH the tools are probed on,
+    `tracer` the `VX_TRACER` choice."""
     from vx.cache.index import SCHEMA_VERSION
     from vx.cache.key import KEY_FORMAT_VERSION
 
@@ -128,24 +135,31 @@ def document(info: Info, *, path: str | None = None) -> dict[str, Any]:
             }
             for f in info.history.flaky
         ],
-        **_probes(info, path),
+        **_probes(info, path, tracer),
     }
 
 
-def _probes(info: Info, path: str | None) -> dict[str, Any]:
+def _probes(info: Info, path: str | None, tracer: str) -> dict[str, Any]:
     """Whether a task can be traced (`--audit`) and sandboxed (`exec.sandbox`) on this host."""
     from vx.trace.probe import sandbox_available, tracing_available
 
-    tracing = tracing_available(path)
+    tracing = tracing_available(path, tracer)
     sandbox = sandbox_available(path)
     return {
-        "tracing": {"available": tracing.ok, "reason": tracing.reason or None},
+        "tracing": {
+            "available": tracing.ok,
+            "reason": tracing.reason or None,
+            "tracer": tracing.tracer or None,
+        },
         "sandbox": {
             "available": sandbox.ok,
             "reason": sandbox.reason or None,
             "declared": info.sandboxed,
         },
     }
+
+
+_TRACERS = {"seccomp": "seccomp notification", "strace": "strace"}
 
 
 def _probe_rows(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -160,7 +174,7 @@ def _probe_rows(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
             sandbox_text += f"; {declare} and will fail"
     tracing_text = "available" if tracing["available"] else f"unavailable — {tracing['reason']}"
     if tracing["available"]:
-        tracing_text += " (vx run --audit)"
+        tracing_text += f" ({_TRACERS[tracing['tracer']]}; vx run --audit)"
     return [("tracing", tracing_text), ("sandbox", sandbox_text)]
 
 
@@ -176,11 +190,11 @@ def _retention(cache: CacheFacts | None) -> dict[str, Any] | None:
     return out
 
 
-def text(info: Info, *, home: Path | None, path: str | None = None) -> str:
+def text(info: Info, *, home: Path | None, path: str | None = None, tracer: str = "auto") -> str:
     """The rows, labels padded to one column."""
     from vx.util.units import format_bytes as size
 
-    doc = document(info, path=path)
+    doc = document(info, path=path, tracer=tracer)
     rows: list[tuple[str, str]] = [
         ("vx", info.vx),
         ("python", info.python),
