@@ -23,8 +23,8 @@ ALLOWED = {
     " so it is started once per run, apart from the tasks it watches",
     "vx.run.shares": "forked restores: os.fork without exec, workers that settle outputs in"
     " parallel (measured in bench/RESULTS.md)",
-    "vx.trace.probe": "runs `strace -f true` and `bwrap --ro-bind / / true` once each to learn"
-    " whether the kernel lets them work here; the tracer sits at L0, below vx.run, so the audit,"
+    "vx.trace.probe": "runs `true` under the seccomp notifier, `strace -f true` and `bwrap"
+    " --ro-bind / / true` once each to learn whether the kernel lets them work here; the tracer sits at L0, below vx.run, so the audit,"
     " init --observe and vx info share one probe",
     "vx.__main__": "os.execv replaces `python -m vx` with the platform wheel's binary: nothing"
     " is spawned beside vx",

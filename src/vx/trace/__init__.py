@@ -1,17 +1,18 @@
 """The task tracer: what a task's whole process tree opened, wrote, ran, renamed and removed.
 
-A small, stable API (other engines build on it; change it only with a commit message saying so):
+A small, stable API (other engines build on it; change it only with a commit message saying so;
+this commit changed it: one observer for both tracers in place of strace's prefix and log):
 
-- `vx.trace.probe.tracing_available() -> Probe(ok, reason)`: whether `strace` can follow a
-  process tree on this host, probed once per process.
-- `vx.trace.strace.strace_prefix(log) -> tuple[str, ...]`: the argv to put before a command so
-  `run/process.py` (the one spawner) starts it under the tracer, writing its log to `log`.
-- `vx.trace.parse.parse_log(log, cwd) -> Trace(reads, writes, execs, renames, unlinks)`: the
-  log read back as absolute paths, each resolved against the working directory of the process
-  that named it (chdir, fchdir, fork, vfork and clone followed per pid).
+- `vx.trace.probe.tracing_available(path, tracer) -> Probe(ok, reason, tracer=…)`: which
+  tracer works on this host (vx's seccomp notifier, else `strace`; `tracer` is the `VX_TRACER`
+  choice), probed once per process.
+- `vx.trace.observer.observer(cwd, path=, tracer=) -> Observer`: one command to trace. Its
+  `prefix` and `preexec` go to `run/process.py` (the one spawner), `spawned()` after the spawn,
+  `finish() -> Trace(reads, writes, execs, renames, unlinks) | None` after the exit: absolute
+  paths, each resolved against the working directory of the process that named it.
 - `vx.trace.probe.sandbox_available() -> Probe(ok, reason)`: whether `bwrap` can start here;
   `vx.trace.sandbox.sandbox_prefix(root, project, read, write)` the argv that runs a command
-  inside it (`exec.sandbox`), a prefix like the tracer's.
+  inside it (`exec.sandbox`), a prefix like strace's.
 
 Nothing here is imported by a run that neither audits nor sandboxes.
 """
