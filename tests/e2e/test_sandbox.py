@@ -111,3 +111,23 @@ def test_an_audited_sandboxed_task_is_traced_inside_its_sandbox(workspace, vx):
         '[vx] a#build: audit: reads packages/a/extra.txt, which no input covers — add "extra.txt"'
         " to cache.inputs.files"
     ) in r.err
+
+
+@needs_bwrap
+@pytest.mark.parametrize("tracer", ["seccomp", "strace"])
+def test_an_audited_task_in_the_sandbox_is_traced_with_host_paths(workspace, vx, tracer):
+    """The tracer wraps bubblewrap: the task's reads come back as the host's paths."""
+    from vx.trace.probe import tracing_available
+
+    if not tracing_available(None, tracer).ok:
+        pytest.skip(f"{tracer} cannot trace here: {tracing_available(None, tracer).reason}")
+    command = "cat src/index.txt extra.txt > dist/a.txt"
+    files = tree({"a": ((), _task(command, ["src/**", "extra.txt"], ["dist/**"]))})
+    files["packages/a/extra.txt"] = "e\n"
+    root = workspace(files)
+    r = vx(["run", "a#build", "--audit"], root, env={"VX_TRACER": tracer}).assert_ok()
+    assert (root / "packages/a/dist/a.txt").read_text() == "a\ne\n"
+    assert (
+        "[vx] a#build: audit: reads packages/a/extra.txt, which no input covers"
+        ' — add "extra.txt" to cache.inputs.files'
+    ) in r.err
