@@ -181,7 +181,7 @@ class _Runs:
             timeout_ms=timeout,
             kill_grace_ms=_KILL_GRACE_MS,
             prefix=watcher.prefix,
-            preexec=watcher.preexec,
+            pass_fds=watcher.pass_fds,
         )
         tail = _Tail()
         try:

@@ -107,7 +107,7 @@ class Executor:
         spec: ExecSpec,
         command: str,
         prefix: tuple[str, ...] = (),
-        preexec: Callable[[], None] | None = None,
+        pass_fds: tuple[int, ...] = (),
     ) -> tuple[ProcessSpec, tuple[str, ...]]:
         inputs_env = node.task.cache_spec.inputs.env if node.task.cache_spec else ()
         env = task_env(
@@ -131,7 +131,7 @@ class Executor:
             kill_grace_ms=self.ctx.options.kill_grace_ms,
             interactive=spec.interactive,
             prefix=prefix,
-            preexec=preexec,
+            pass_fds=pass_fds,
         )
         return pspec, env.secrets
 
@@ -165,8 +165,8 @@ class Executor:
                     observer.discard()  # a retry is traced afresh: the last attempt is judged
                 observer, audit = self.auditor.begin(node)
             prefix = (observer.prefix if observer is not None else ()) + sandbox
-            preexec = observer.preexec if observer is not None else None
-            pspec, secrets = self._process_spec(node, spec, command, prefix, preexec)
+            fds = observer.pass_fds if observer is not None else ()
+            pspec, secrets = self._process_spec(node, spec, command, prefix, fds)
             capture = self._capture(tid, secrets)
             self.ctx.emit(TaskStarted(tid, command, attempt))
             from vx.run.process import ProcessResult, run_process

@@ -47,10 +47,9 @@ class ProcessSpec(Frozen):
     """What to run: `sh -c command` in cwd with exactly env; the timeout and kill grace in ms.
 
     An interactive task inherits vx's stdin, stdout and stderr and is captured by nobody.
-    `prefix` is an argv put before the shell, a wrapper that execs it (strace, the sandbox): it
-    runs in the task's group and dies with it. `preexec` runs in the child between fork and exec
-    (the seccomp tracer's filter, which must be in place before the first exec) of a captured
-    task; it must not raise, and costs the spawn its fast path (a fork of vx, not a vfork).
+    `prefix` is an argv put before the shell, a wrapper that execs it (a tracer, the sandbox):
+    it runs in the task's group and dies with it. `pass_fds` stay open, at their numbers, in a
+    captured task's process (the seccomp tracer's socket, which its launcher names in `prefix`).
     """
 
     __slots__ = (
@@ -59,7 +58,7 @@ class ProcessSpec(Frozen):
         "env",
         "interactive",
         "kill_grace_ms",
-        "preexec",
+        "pass_fds",
         "prefix",
         "timeout_ms",
     )
@@ -70,7 +69,7 @@ class ProcessSpec(Frozen):
     kill_grace_ms: int
     interactive: bool
     prefix: tuple[str, ...]
-    preexec: Callable[[], None] | None
+    pass_fds: tuple[int, ...]
 
     def __init__(
         self,
@@ -82,14 +81,14 @@ class ProcessSpec(Frozen):
         *,
         interactive: bool = False,
         prefix: tuple[str, ...] = (),
-        preexec: Callable[[], None] | None = None,
+        pass_fds: tuple[int, ...] = (),
     ) -> None:
         if timeout_ms is not None and timeout_ms <= 0:
             raise ValueError(f"timeout_ms must be positive: {timeout_ms}")
         if kill_grace_ms < 0:
             raise ValueError(f"kill_grace_ms must not be negative: {kill_grace_ms}")
-        if interactive and preexec is not None:
-            raise ValueError("an interactive task takes no pre-exec hook: it is never traced")
+        if interactive and pass_fds:
+            raise ValueError("an interactive task is handed no descriptors: it is never traced")
         self._init(
             command=command,
             cwd=cwd,
@@ -98,7 +97,7 @@ class ProcessSpec(Frozen):
             kill_grace_ms=kill_grace_ms,
             interactive=interactive,
             prefix=prefix,
-            preexec=preexec,
+            pass_fds=pass_fds,
         )
 
 
@@ -381,9 +380,7 @@ def start_process(
                     stdout=out_w,
                     stderr=err_w,
                     start_new_session=True,
-                    # The seccomp tracer's hook: a few os and ctypes calls, nothing that takes
-                    # a lock another thread could hold at the fork (vx/trace/notify.py).
-                    preexec_fn=spec.preexec,  # noqa: PLW1509
+                    pass_fds=spec.pass_fds,
                 )
             finally:
                 for fd in (out_w, err_w, gate_r):

@@ -7,7 +7,7 @@ this commit changed it: one observer for both tracers in place of strace's prefi
   tracer works on this host (vx's seccomp notifier, else `strace`; `tracer` is the `VX_TRACER`
   choice), probed once per process.
 - `vx.trace.observer.observer(cwd, path=, tracer=) -> Observer`: one command to trace. Its
-  `prefix` and `preexec` go to `run/process.py` (the one spawner), `spawned()` after the spawn,
+  `prefix` and `pass_fds` go to `run/process.py` (the one spawner), `spawned()` after the spawn,
   `finish() -> Trace(reads, writes, execs, renames, unlinks) | None` after the exit: absolute
   paths, each resolved against the working directory of the process that named it.
 - `vx.trace.probe.sandbox_available() -> Probe(ok, reason)`: whether `bwrap` can start here;

@@ -6,11 +6,11 @@ strace stops a traced call twice (entry, exit) and copies its registers each tim
 task waits once, and vx's thread reads the path from `/proc/PID/mem` and answers: about 25 µs.
 Static binaries are seen as well as dynamic ones: the filter sits in the kernel, not in libc.
 
-How a task is put under it: `Notifier.preexec` runs in the forked child before `exec` (so the
-whole process tree, the exec itself included, is under the filter). It forbids new privileges
-(the kernel's condition for an unprivileged filter), installs the filter with a listener, and
-sends the listener's descriptor to vx over a socket pair; `Notifier`'s thread serves it until
-every process under the filter is gone.
+How a task is put under it: its argv starts with vx's launcher (`launch.py`), which forbids
+itself new privileges (the kernel's condition for an unprivileged filter), installs the filter
+with a listener, sends the listener's descriptor to vx over a socket pair, and execs the
+command, so the whole process tree is under the filter. `Notifier`'s thread serves the listener
+until every process under the filter is gone.
 
 A call is seen before it runs, so its result is unknown: `settle.py` keeps the calls whose effect
 the file system shows once the command ended.
@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import functools
 import os
 import platform
 import posixpath
@@ -30,6 +31,7 @@ import struct
 import threading
 from typing import TYPE_CHECKING
 
+from vx.trace.launch import LaunchUnavailableError, launcher
 from vx.trace.settle import EXEC, OPEN, RENAME, UNLINK, WRITE, settle
 
 if TYPE_CHECKING:
@@ -61,7 +63,7 @@ _CALLS: dict[str, tuple[int, int, int, int, int, int]] = {
     "fchdir": (_CHDIR, -1, -1, -1, -1, -1),
 }
 
-# The kernel's audit architecture and call numbers, per machine (a little-endian 64-bit ABI).
+# The kernel's audit architecture and call numbers, per machine vx has a launcher for.
 _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
     "x86_64": (
         0xC000003E,
@@ -87,23 +89,6 @@ _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "fchdir": 81,
         },
     ),
-    "aarch64": (
-        0xC00000B7,
-        {
-            "openat": 56,
-            "openat2": 437,
-            "truncate": 45,
-            "execve": 221,
-            "execveat": 281,
-            "renameat": 38,
-            "renameat2": 276,
-            "unlinkat": 35,
-            "linkat": 37,
-            "symlinkat": 36,
-            "chdir": 49,
-            "fchdir": 50,
-        },
-    ),
 }
 
 _X32_BIT = 0x40000000  # x86_64's x32 ABI: other numbers, so every such call is looked at
@@ -113,10 +98,7 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 # An open of a directory or for a path only reads no file: the filter lets it by unseen.
 _UNREAD_FLAGS = getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_PATH", 0)
 
-# seccomp(2) and its listener's ioctls (linux/seccomp.h).
-_PR_SET_NO_NEW_PRIVS = 38
-_SECCOMP_SET_MODE_FILTER = 1
-_FLAG_NEW_LISTENER = 1 << 3
+# seccomp(2)'s filter answers and its listener's ioctls (linux/seccomp.h).
 _RET_ALLOW = 0x7FFF0000
 _RET_USER_NOTIF = 0x7FC00000
 _NOTIF_SIZE = 80  # struct seccomp_notif: id, pid, flags, struct seccomp_data
@@ -126,7 +108,6 @@ _IOCTL_SEND = 0xC0182101
 _IOCTL_SET_FLAGS = 0x40082104
 _FLAG_CONTINUE = 1  # SECCOMP_USER_NOTIF_FLAG_CONTINUE: the call runs as if never stopped
 _FD_SYNC_WAKE_UP = 1  # the task and vx's thread hand the CPU to each other (Linux 6.6)
-_SYSCALL_SECCOMP = {"x86_64": 317, "aarch64": 277}
 _NOTIF = struct.Struct("=QIIiIQ6Q")
 _RESP = struct.Struct("=QqiI")
 _PATH_MAX = 4096
@@ -138,21 +119,21 @@ class NotifyUnavailableError(Exception):
     """This machine cannot run the notifier; the message says why."""
 
 
-def machine() -> tuple[int, dict[str, int], int]:
-    """(audit arch, call numbers, seccomp's own number) of this machine, or raise."""
+def machine() -> tuple[int, dict[str, int]]:
+    """(audit arch, call numbers) of this machine, or raise."""
     arch = platform.machine()
     if arch not in _ARCHES:
         raise NotifyUnavailableError(f"no seccomp call table for {arch}")
-    audit, numbers = _ARCHES[arch]
-    return audit, numbers, _SYSCALL_SECCOMP[arch]
+    return _ARCHES[arch]
 
 
+@functools.cache
 def filter_program() -> bytes:
     """The classic BPF program: stop the traced calls, let everything else run unseen.
 
     A call of another ABI (a 32-bit program, x32) is stopped whatever it is, and the thread
     marks the trace incomplete: its numbers mean other calls."""
-    audit, numbers, _ = machine()
+    audit, numbers = machine()
     traced = sorted((nr, name) for name, nr in numbers.items())
     program: list[bytes] = []
 
@@ -181,59 +162,36 @@ def filter_program() -> bytes:
     return b"".join(program)
 
 
-class _Fprog(ctypes.Structure):
-    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
 
 
 class Notifier:
-    """One traced command: the child-side hook, and the thread that serves its calls.
+    """One traced command: the launcher to start it with, and the thread that serves its calls.
 
-    Use: `preexec` as the spawn's pre-exec hook, `spawned()` once the spawn returned (or
-    failed), then `finish(cwd)` after the command ended for its `Trace`, or None with
-    `reason` saying why nothing was seen."""
+    Use: `prefix` before the command's argv and `pass_fds` kept open in the child, `spawned()`
+    once the spawn returned (or failed), then `finish()` after the command ended for its
+    `Trace`, or None with `reason` saying why nothing was seen."""
 
     def __init__(self) -> None:
-        audit, numbers, seccomp_nr = machine()
+        audit, numbers = machine()
         self._audit = audit
         self._calls = {nr: _CALLS[name] for name, nr in numbers.items()}
-        self._seccomp_nr = seccomp_nr
-        self._program = ctypes.create_string_buffer(filter_program())
-        self._fprog = _Fprog(len(self._program.raw) // 8, ctypes.addressof(self._program))
-        self._libc = libc = ctypes.CDLL(None, use_errno=True)
-        # Looked up now: the child, between fork and exec, should only call them.
-        self._prctl, self._syscall, self._ioctl = libc.prctl, libc.syscall, libc.ioctl
+        try:
+            path = launcher(filter_program())
+        except LaunchUnavailableError as exc:
+            raise NotifyUnavailableError(str(exc)) from exc
+        self._ioctl = _libc().ioctl
         self._ours, self._theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.prefix = (path, str(self._theirs.fileno()))
+        self.pass_fds = (self._theirs.fileno(),)
         self._seen: list[tuple[int, str, int]] = []  # (kind, path, open flags)
         self._lock = threading.Lock()
         self._open = True
         self.reason = ""
         self._thread = threading.Thread(target=self._serve, name="vx-notify", daemon=True)
         self._thread.start()
-
-    # --- in the child, between fork and exec: no lock, no import, nothing that allocates much
-    def preexec(self) -> None:
-        """Install the filter and hand its listener to vx; on failure say why, run untraced."""
-        try:
-            fd = self._install()
-            rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", fd))]
-            self._theirs.sendmsg([b"+"], rights)  # not send_fds: it imports, after a fork
-            os.close(fd)
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                self._theirs.sendall(b"-" + f"{exc.strerror or exc} ({exc.filename})".encode())
-
-    def _install(self) -> int:
-        if self._prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
-        fd: int = self._syscall(
-            self._seccomp_nr,
-            _SECCOMP_SET_MODE_FILTER,
-            _FLAG_NEW_LISTENER,
-            ctypes.byref(self._fprog),
-        )
-        if fd < 0:
-            raise OSError(ctypes.get_errno(), "seccomp")
-        return fd
 
     # --- in vx
     def spawned(self) -> None:
@@ -264,19 +222,14 @@ class Notifier:
 
     def _serve(self) -> None:
         try:
-            message, fds, _, _ = socket.recv_fds(self._ours, 512, 1)
+            _, fds, _, _ = socket.recv_fds(self._ours, 1, 1)
         except OSError as exc:
             self.reason = f"the tracer's socket failed: {exc}"
             return
         finally:
             self._ours.close()
-        if not fds:
-            said = message[1:].decode(errors="replace")
-            self.reason = (
-                f"the seccomp filter could not be installed: {said}"
-                if said
-                else "the command never started under the tracer"
-            )
+        if not fds:  # the launcher closed the socket: the kernel refused it the filter
+            self.reason = "the seccomp filter could not be installed, or the command never started"
             return
         listener = fds[0]
         try:

@@ -1,9 +1,10 @@
 """One traced command, whichever tracer this host has: what the spawner needs to start it under
 the tracer, and the `Trace` read back once it ended.
 
-The two tracers hook in differently, and the spawner (`run/process.py`) takes both hooks: strace
-is an argv prefix that writes a log; vx's seccomp notifier is a pre-exec hook whose thread
-records as the task runs. Callers (the run's audit, `vx init --observe`) see one shape.
+Both tracers are an argv prefix for the spawner (`run/process.py`): strace writes a log read
+back at the end; vx's seccomp launcher hands a thread of vx a listener over a socket the child
+keeps open (`pass_fds`), and the thread records as the task runs. Callers (the run's audit,
+`vx init --observe`) see one shape.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from typing import TYPE_CHECKING
 from vx.trace.probe import tracing_available
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from vx.trace.parse import Trace
 
 # A log lives for one task: memory (tmpfs) where the host has it, so making and removing one
@@ -35,12 +34,12 @@ class TracingUnavailableError(Exception):
 class Observer:
     """A command about to run under a tracer.
 
-    Hand `prefix` and `preexec` to the spawner, call `spawned()` once it returned or failed,
+    Hand `prefix` and `pass_fds` to the spawner, call `spawned()` once it returned or failed,
     and `finish()` after the command ended: its `Trace`, or None with `reason` saying why
     nothing could be seen. `discard()` when it never ran."""
 
     prefix: tuple[str, ...] = ()
-    preexec: Callable[[], None] | None = None
+    pass_fds: tuple[int, ...] = ()
     reason = ""
 
     def spawned(self) -> None:
@@ -88,7 +87,8 @@ class _NotifyObserver(Observer):
         from vx.trace.notify import Notifier
 
         self._notifier = Notifier()
-        self.preexec = self._notifier.preexec
+        self.prefix = self._notifier.prefix
+        self.pass_fds = self._notifier.pass_fds
 
     def spawned(self) -> None:
         self._notifier.spawned()

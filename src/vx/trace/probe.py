@@ -69,12 +69,12 @@ def _notify_probe() -> Probe:
     true = shutil.which("true") or "/bin/true"
     try:
         subprocess.run(
-            [true],
+            [*notifier.prefix, true],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=_PROBE_TIMEOUT_S,
             check=False,
-            preexec_fn=notifier.preexec,  # os and ctypes calls only (notify.py)
+            pass_fds=notifier.pass_fds,
         )
     except (OSError, subprocess.SubprocessError) as exc:
         return Probe(ok=False, reason=f"seccomp notification: {exc}")

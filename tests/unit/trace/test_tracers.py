@@ -35,7 +35,7 @@ TRACERS = [
 
 def _traced(command: str, cwd: Path, tracer: str) -> tuple[int, Trace | None]:
     watch = observer(cwd, tracer=tracer)
-    spec = ProcessSpec(command, cwd, ENV, prefix=watch.prefix, preexec=watch.preexec)
+    spec = ProcessSpec(command, cwd, ENV, prefix=watch.prefix, pass_fds=watch.pass_fds)
     try:
         code = run_process(spec, lambda _s, _t: None, registry=ProcessRegistry()).exit_code
     finally:
