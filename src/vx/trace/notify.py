@@ -28,6 +28,7 @@ import posixpath
 import select
 import socket
 import struct
+import sys
 import threading
 from typing import TYPE_CHECKING
 
@@ -113,6 +114,7 @@ _RESP = struct.Struct("=QqiI")
 _PATH_MAX = 4096
 _REASON_WAIT_S = 1.0
 _ZEROS = bytes(_NOTIF_SIZE)
+_FS_ENCODING = sys.getfilesystemencoding()
 
 
 class NotifyUnavailableError(Exception):
@@ -187,7 +189,6 @@ class Notifier:
         self.prefix = (path, str(self._theirs.fileno()))
         self.pass_fds = (self._theirs.fileno(),)
         self._seen: list[tuple[int, str, int]] = []  # (kind, path, open flags)
-        self._lock = threading.Lock()
         self._open = True
         self.reason = ""
         self._thread = threading.Thread(target=self._serve, name="vx-notify", daemon=True)
@@ -208,9 +209,8 @@ class Notifier:
         answered and no longer recorded, until it ends (or vx does: then its traced calls
         fail with ENOSYS, as the kernel does for a filter nobody serves)."""
         self.spawned()
-        with self._lock:
-            self._open = False
-            seen = list(self._seen)
+        self._open = False
+        seen = list(self._seen)
         if not seen:
             self._thread.join(_REASON_WAIT_S)  # a failed install's reason may still be on its way
         if self.reason:
@@ -281,16 +281,15 @@ class Notifier:
         if path is None:
             self._lost(pid)
             return
-        found = [(kind, path, flags)]
-        if kind == _RENAME:
-            new = _resolve(pid, memory, args, dirfd2_at, path2_at, 0)
-            if new is None:
-                self._lost(pid)
-                return
-            found.append((kind, new, -1))  # -1: the rename's new name, right after its old
-        with self._lock:
-            if self._open:
-                self._seen += found
+        if kind != _RENAME:
+            if self._open:  # one append: atomic, so `finish` needs no lock against this thread
+                self._seen.append((kind, path, flags))
+            return
+        new = _resolve(pid, memory, args, dirfd2_at, path2_at, 0)
+        if new is None:
+            self._lost(pid)
+        elif self._open:  # -1: the rename's new name, right after its old
+            self._seen += ((kind, path, flags), (kind, new, -1))
 
     def _lost(self, pid: int) -> None:
         if not self.reason:
@@ -328,6 +327,15 @@ class _Memory:
 
     def string(self, pid: int, address: int) -> bytes | None:
         """The NUL-ended string at address, read a page at most at a time."""
+        fd = self._fds.get(pid)
+        if fd is not None:  # the usual case: a known process, the string within one page
+            try:
+                chunk = os.pread(fd, 4096 - (address & 4095), address)
+            except OSError:
+                chunk = b""
+            end = chunk.find(b"\0")
+            if end >= 0:
+                return chunk[:end]
         out = b""
         while len(out) < _PATH_MAX:
             chunk = self.read(pid, address, 4096 - (address & 4095))
@@ -359,10 +367,13 @@ def _resolve(
     raw = memory.string(pid, args[path_at])
     if raw is None:
         return None
-    path = os.fsdecode(raw)
+    path = raw.decode(_FS_ENCODING, "surrogateescape")
     if path.startswith("/"):
         return posixpath.normpath(path) if "/." in path or "//" in path else path
-    dirfd = _AT_FDCWD if dirfd_at < 0 else ctypes.c_int32(args[dirfd_at] & 0xFFFFFFFF).value
+    dirfd = _AT_FDCWD
+    if dirfd_at >= 0:
+        dirfd = args[dirfd_at] & 0xFFFFFFFF
+        dirfd -= (dirfd >> 31) << 32  # an int's 32 bits, signed: AT_FDCWD is negative
     base = memory.cwds.get(pid) if dirfd == _AT_FDCWD else None
     if base is None:
         where = f"/proc/{pid}/cwd" if dirfd == _AT_FDCWD else f"/proc/{pid}/fd/{dirfd}"
@@ -374,4 +385,5 @@ def _resolve(
             memory.cwds[pid] = base
     if not path and flags & _AT_EMPTY_PATH:
         return base
-    return posixpath.normpath(f"{base}/{path}")
+    joined = f"{base}/{path}"
+    return posixpath.normpath(joined) if "/." in joined or "//" in joined else joined
