@@ -79,9 +79,7 @@ def task_env(
     trace context): set last, and, like vx's own variables, read by no key.
     """
     spec = exec_spec.env
-    env: dict[str, str] = {}
-    for patterns in received_patterns(exec_spec, inputs_env, workspace_pass_through):
-        env.update(_select(base, patterns))
+    env = _received(base, received_patterns(exec_spec, inputs_env, workspace_pass_through))
     env.update(spec.define)
     if handed:
         env.update(handed)
@@ -204,7 +202,31 @@ class StreamMasker:
         ]
 
 
+def _received(source: Mapping[str, str], groups: tuple[tuple[str, ...], ...]) -> dict[str, str]:
+    """What `source` gives a task, in one pass over it (a task's spawn pays for this, and
+    `os.environ` decodes each name it yields): ordered as one `update` per group in turn would
+    order it, by the first group taking a name, then by `source`'s order."""
+    matchers = [_matcher(patterns) for patterns in groups if patterns]
+    taken: list[list[tuple[str, str]]] = [[] for _ in matchers]
+    for name, value in source.items():
+        for (exact, prefixes), bucket in zip(matchers, taken, strict=True):
+            if name in exact or (prefixes and name.startswith(prefixes)):
+                bucket.append((name, value))
+                break
+    return {name: value for bucket in taken for name, value in bucket}
+
+
 def _select(source: Mapping[str, str], patterns: Iterable[str]) -> dict[str, str]:
+    exact, prefixes = _matcher(patterns)
+    return {
+        name: value
+        for name, value in source.items()
+        if name in exact or (prefixes and name.startswith(prefixes))
+    }
+
+
+def _matcher(patterns: Iterable[str]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The exact names and the prefixes (a pattern's trailing `*` dropped) of `patterns`."""
     exact = set()
     prefixes = []
     for pattern in patterns:
@@ -212,12 +234,7 @@ def _select(source: Mapping[str, str], patterns: Iterable[str]) -> dict[str, str
             prefixes.append(pattern[:-1])
         else:
             exact.add(pattern)
-    prefix_tuple = tuple(prefixes)
-    return {
-        name: value
-        for name, value in source.items()
-        if name in exact or (prefix_tuple and name.startswith(prefix_tuple))
-    }
+    return frozenset(exact), tuple(prefixes)
 
 
 def _prefixed_path(path: str, project_dir: Path, root: Path) -> str:
