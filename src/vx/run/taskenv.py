@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -89,7 +90,7 @@ def task_env(
     if "FORCE_COLOR" not in env and not env.get("NO_COLOR"):
         env["FORCE_COLOR"] = "1"
     named = _select(env, spec.secret)
-    secrets = {value for name, value in env.items() if name in named or secret_name(name)}
+    secrets = {value for name, value in env.items() if name in named or _looks_secret(name)}
     # A proxy URL may carry a password (`http://user:pw@proxy:3128`): a log must not show it.
     secrets.update(
         found.group(1)
@@ -216,7 +217,7 @@ def _received(source: Mapping[str, str], groups: tuple[tuple[str, ...], ...]) ->
     return {name: value for bucket in taken for name, value in bucket}
 
 
-def _select(source: Mapping[str, str], patterns: Iterable[str]) -> dict[str, str]:
+def _select(source: Mapping[str, str], patterns: tuple[str, ...]) -> dict[str, str]:
     exact, prefixes = _matcher(patterns)
     return {
         name: value
@@ -225,8 +226,10 @@ def _select(source: Mapping[str, str], patterns: Iterable[str]) -> dict[str, str
     }
 
 
-def _matcher(patterns: Iterable[str]) -> tuple[frozenset[str], tuple[str, ...]]:
-    """The exact names and the prefixes (a pattern's trailing `*` dropped) of `patterns`."""
+@functools.cache
+def _matcher(patterns: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The exact names and the prefixes (a pattern's trailing `*` dropped) of `patterns`; a
+    run's tasks share a few pattern lists, so each is split once."""
     exact = set()
     prefixes = []
     for pattern in patterns:
@@ -235,6 +238,12 @@ def _matcher(patterns: Iterable[str]) -> tuple[frozenset[str], tuple[str, ...]]:
         else:
             exact.add(pattern)
     return frozenset(exact), tuple(prefixes)
+
+
+@functools.cache
+def _looks_secret(name: str) -> bool:
+    """`secret_name`, asked once per name a run's tasks see rather than once per task."""
+    return secret_name(name)
 
 
 def _prefixed_path(path: str, project_dir: Path, root: Path) -> str:
