@@ -51,6 +51,9 @@ class Executor:
     def __init__(self, ctx: RunContext, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.ctx = ctx
         self.clock = clock
+        # Each spawn selects from vx's environment: a plain copy is read without `os.environ`
+        # decoding every name of it again per task.
+        self.base_env = dict(ctx.env)
         self.auditor: TaskAuditor | None = None
         if ctx.options.audit != "off":
             from vx.run.audit import TaskAuditor  # a run that does not audit never loads it
@@ -111,7 +114,7 @@ class Executor:
     ) -> tuple[ProcessSpec, tuple[str, ...]]:
         inputs_env = node.task.cache_spec.inputs.env if node.task.cache_spec else ()
         env = task_env(
-            base=self.ctx.env,
+            base=self.base_env,
             exec_spec=spec,
             inputs_env=inputs_env,
             project_dir=node.project.dir,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -79,9 +80,7 @@ def task_env(
     trace context): set last, and, like vx's own variables, read by no key.
     """
     spec = exec_spec.env
-    env: dict[str, str] = {}
-    for patterns in received_patterns(exec_spec, inputs_env, workspace_pass_through):
-        env.update(_select(base, patterns))
+    env = _received(base, received_patterns(exec_spec, inputs_env, workspace_pass_through))
     env.update(spec.define)
     if handed:
         env.update(handed)
@@ -91,7 +90,7 @@ def task_env(
     if "FORCE_COLOR" not in env and not env.get("NO_COLOR"):
         env["FORCE_COLOR"] = "1"
     named = _select(env, spec.secret)
-    secrets = {value for name, value in env.items() if name in named or secret_name(name)}
+    secrets = {value for name, value in env.items() if name in named or _looks_secret(name)}
     # A proxy URL may carry a password (`http://user:pw@proxy:3128`): a log must not show it.
     secrets.update(
         found.group(1)
@@ -204,7 +203,33 @@ class StreamMasker:
         ]
 
 
-def _select(source: Mapping[str, str], patterns: Iterable[str]) -> dict[str, str]:
+def _received(source: Mapping[str, str], groups: tuple[tuple[str, ...], ...]) -> dict[str, str]:
+    """What `source` gives a task, in one pass over it (a task's spawn pays for this, and
+    `os.environ` decodes each name it yields): ordered as one `update` per group in turn would
+    order it, by the first group taking a name, then by `source`'s order."""
+    matchers = [_matcher(patterns) for patterns in groups if patterns]
+    taken: list[list[tuple[str, str]]] = [[] for _ in matchers]
+    for name, value in source.items():
+        for (exact, prefixes), bucket in zip(matchers, taken, strict=True):
+            if name in exact or (prefixes and name.startswith(prefixes)):
+                bucket.append((name, value))
+                break
+    return {name: value for bucket in taken for name, value in bucket}
+
+
+def _select(source: Mapping[str, str], patterns: tuple[str, ...]) -> dict[str, str]:
+    exact, prefixes = _matcher(patterns)
+    return {
+        name: value
+        for name, value in source.items()
+        if name in exact or (prefixes and name.startswith(prefixes))
+    }
+
+
+@functools.cache
+def _matcher(patterns: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The exact names and the prefixes (a pattern's trailing `*` dropped) of `patterns`; a
+    run's tasks share a few pattern lists, so each is split once."""
     exact = set()
     prefixes = []
     for pattern in patterns:
@@ -212,12 +237,13 @@ def _select(source: Mapping[str, str], patterns: Iterable[str]) -> dict[str, str
             prefixes.append(pattern[:-1])
         else:
             exact.add(pattern)
-    prefix_tuple = tuple(prefixes)
-    return {
-        name: value
-        for name, value in source.items()
-        if name in exact or (prefix_tuple and name.startswith(prefix_tuple))
-    }
+    return frozenset(exact), tuple(prefixes)
+
+
+@functools.cache
+def _looks_secret(name: str) -> bool:
+    """`secret_name`, asked once per name a run's tasks see rather than once per task."""
+    return secret_name(name)
 
 
 def _prefixed_path(path: str, project_dir: Path, root: Path) -> str:

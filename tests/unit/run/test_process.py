@@ -210,6 +210,62 @@ def test_stdin_is_empty_and_env_and_cwd_are_exact(
     assert out.text(Stream.STDOUT) == f"rc=0\n{tmp_path}\nhi\nunset\n"
 
 
+SHELL_CASES = [
+    'echo "$0 $# [$*] $LINENO"\necho "$LINENO $-"',
+    'echo "[${_-unset}]"; set | grep -c "^_=" || true',
+    "nosuchcommand-vx",
+    "echo a; if",
+    'echo "unterminated',
+    "; echo x",
+    "\nfi",
+    "echo ${1?missing}",
+    "trap 'echo bye' EXIT; exit 3",
+    "cat <<EOF\n$0 here\nEOF",
+    "ls /proc/self/fd | wc -l",
+]
+
+
+@pytest.mark.parametrize("underscore", [False, True], ids=["plain", "env-holds-_"])
+@pytest.mark.parametrize("command", SHELL_CASES)
+def test_a_captured_task_reads_as_sh_c_its_command(
+    tmp_path: Path, registry: ProcessRegistry, command: str, *, underscore: bool
+) -> None:
+    """The gate before a task changes nothing the task can see: what it prints (messages,
+    line numbers, `$0`, `_`, its open descriptors) and its exit code are those of `sh -c`."""
+    env = {**ENV, "_": "from-env"} if underscore else ENV
+    out = Collected()
+    handle = start_process(ProcessSpec(command, tmp_path, env), out, registry=registry)
+    result = wait_bounded(handle)
+    alone = subprocess.run(
+        ["/bin/sh", "-c", command],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+        start_new_session=True,
+    )
+    got = (result.exit_code, out.text(Stream.STDOUT), out.text(Stream.STDERR))
+    assert got == (alone.returncode, alone.stdout, alone.stderr)
+
+
+def test_a_task_never_starts_without_vx_s_word(tmp_path: Path) -> None:
+    """Should vx die between the spawn and registering the group, the gate's pipe ends unread:
+    the shell exits 125 and the command never runs, on either form of the gate."""
+    from vx.run.process import _gated
+
+    marker = tmp_path / "ran"
+    for env, prefix in ((ENV, ()), ({**ENV, "_": "x"}, ("env",))):
+        task = ProcessSpec(f"touch {marker}", tmp_path, env, prefix=prefix)
+        read_end, write_end = os.pipe()
+        os.close(write_end)  # vx gone before its word
+        argv = _gated(task, [*prefix, "/bin/sh", "-c", task.command])
+        code = subprocess.run(argv, stdin=read_end, env=env, check=False).returncode
+        os.close(read_end)
+        assert (code, marker.exists()) == (125, False)
+
+
 def test_a_timeout_terms_the_group(tmp_path: Path, registry: ProcessRegistry) -> None:
     result, _, pgid = run("sleep 600", tmp_path, registry, timeout_ms=100, kill_grace_ms=30_000)
     assert (result.exit_code, result.signal, result.timed_out) == (143, signal.SIGTERM, True)
