@@ -44,7 +44,16 @@ if TYPE_CHECKING:
     Sink = Callable[[Event], None]
     Handed = Callable[[TaskId, tuple[TaskId, ...]], Mapping[str, str]]
 
-__all__ = ["PreparedRun", "RunOptions", "plan_run", "prepare_run", "run", "select_plan"]
+__all__ = [
+    "PlanWitness",
+    "PreparedRun",
+    "RunOptions",
+    "plan_run",
+    "prepare_run",
+    "run",
+    "select_plan",
+    "witnessed_plan",
+]
 
 _LARGEST_TIMER_MS = 2**31 - 1
 
@@ -163,18 +172,44 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
     cache would do under the same cache flags: the index is opened for reading only, and
     nothing is written (no entry, no history row, no warm-path snapshot, no output cleaned).
     """
+    return witnessed_plan(options, watch=watch)[0]
+
+
+class PlanWitness(Record):
+    """What `plan_run` read, for the stored plan's proof (`vx.run.warmplan`): the fields
+    `PreparedRun` carries for the warm path, with the store whose index the plan consulted."""
+
+    options: RunOptions
+    plan: RunPlan
+    keys: KeySet
+    git: GitSnapshot
+    env: Mapping[str, str]
+    store: Path
+    started_ns: int
+    config_modules: tuple[str, ...]
+    config_reads: ConfigReads | None
+    refs_seen: tuple[tuple[str, ...], bytes | None] | None
+
+
+def witnessed_plan(
+    options: RunOptions, *, watch: Stopwatch | None = None
+) -> tuple[RunPlan, PlanWitness]:
+    """`plan_run`'s plan, with what it read to make it."""
     from vx.cache.index import INDEX_NAME, read_index
     from vx.run.cachespec import resolve_axes
     from vx.run.gitahead import GitAhead
     from vx.run.predict import predict
     from vx.util.stopwatch import Stopwatch
+    from vx.workspace.config_reads import ConfigReads
 
     watch = watch or Stopwatch()
+    started_ns = time.time_ns()
     env = _env(options)
     axes = resolve_axes(options.cache, no_cache=options.no_cache, force=options.force)
     ahead = GitAhead(_cwd(options), env)
     try:
-        plan, _, _ = _plan(options, watch)
+        reads = ConfigReads() if _may_replay(options) else None
+        plan, modules, refs_seen = _plan(options, watch, reads)
         if options.download != "all":
             from vx.run.remote.download import Download, deferral
 
@@ -204,7 +239,10 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
         from vx.run.remote.sharding import shard_plan
 
         planned = planned._replace(shards=shard_plan(planned, options.shard, options))
-    return planned
+    seen = PlanWitness(
+        options, planned, keys, snap, env, location.store, started_ns, modules, reads, refs_seen
+    )
+    return planned, seen
 
 
 def _entries(index: Index | None, keys: KeySet) -> set[str]:
