@@ -840,14 +840,15 @@ def _workspace_paths(prepared: Seen) -> list[str]:
     out = [os.path.join(root, name) for name in ROOT_FILES]
     if live:
         out.extend(os.path.join(root, name) for name in LIVE_ROOT_FILES)
+    names = PROJECT_FILES + LIVE_PROJECT_FILES if live else PROJECT_FILES
+    listed: set[str] = set()  # a parent listed once has had all of its own listed too
     for project in ws.projects:
         rel = project.rel_dir
-        here = os.path.join(root, rel)
-        out.extend(os.path.join(here, name) for name in PROJECT_FILES)
-        if live:
-            out.extend(os.path.join(here, name) for name in LIVE_PROJECT_FILES)
+        here = os.path.join(root, rel, "")  # ends in a separator: each name is appended
+        out.extend([here + name for name in names])
         parent = os.path.dirname(rel)
-        while parent:
+        while parent and parent not in listed:
+            listed.add(parent)
             out.append(os.path.join(root, parent))
             parent = os.path.dirname(parent)
         if project.manifest:

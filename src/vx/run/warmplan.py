@@ -39,7 +39,9 @@ PLAN_VERSION = 1
 """Bumping it orphans every stored plan (the next full plan stores a new one)."""
 
 _INDEX_FILES = ("", "cache.db", "cache.db-wal")  # vx.cache.index.INDEX_NAME, unimported
-_RACY_NS = 50_000_000  # as the warm path's: a write in the same tick keeps the mtime
+# As the warm path's: a write in the same tick as the plan's read keeps the mtime.
+_RACY_NS = 50_000_000
+_COARSE_RACY_NS = 2_000_000_000  # file systems that keep whole seconds (FAT keeps two)
 
 
 class StoredPlan(Record):
@@ -51,7 +53,7 @@ class StoredPlan(Record):
 
 def storable(options: RunOptions) -> bool:
     """Plans the stored answer may stand in for: those the warm path may replay, named on
-    the command line (a picker asks a person), without `--timing` (it reports the full
+    the command line (a picker asks a person), without `VX_TIMING` (it reports the full
     plan's phases) or `--download` (its note reads the plan, outside the proof)."""
     return (
         options.warm
@@ -150,7 +152,7 @@ def _snapshot(seen: PlanWitness, printed: StoredPlan) -> dict[str, object] | Non
         return None
     store = str(seen.store)
     index = _index_fingerprint(store)
-    if any(fp and fp[0] >= seen.started_ns - _RACY_NS for fp in index):
+    if _racy(index, seen.started_ns):
         return None  # the index changed as the plan read it: a later write could hide
     return {
         **proven,
@@ -161,3 +163,12 @@ def _snapshot(seen: PlanWitness, printed: StoredPlan) -> dict[str, object] | Non
         "notes": list(printed.notes),
         "out": printed.out,
     }
+
+
+def _racy(index: list[tuple[int, ...]], started_ns: int) -> bool:
+    """An index file written so close to the plan's start that a later write could leave its
+    mtime as it was; on a file system that keeps whole seconds, "close" is two seconds."""
+    present = [fp[0] for fp in index if fp]
+    coarse = all(mtime % 1_000_000_000 == 0 for mtime in present)
+    margin = _COARSE_RACY_NS if coarse else _RACY_NS
+    return any(mtime >= started_ns - margin for mtime in present)
