@@ -675,15 +675,17 @@ def proof(seen: Seen, ids: Sequence[TaskId]) -> dict[str, object] | None:
     paths: dict[str, None] = {}
     envs: dict[str, str] = {}
     prefixes: dict[str, None] = {}
+    named = (Kind.FILE, Kind.PACKAGE, Kind.WORKSPACE, Kind.LOCKFILE)
+    head = os.path.join(root, "")  # names are relative to the root: appended, not joined
     for tid in ids:
         spec = plan.nodes[tid].task.cache_spec
         if spec is not None:
             prefixes.update((p[:-1], None) for p in spec.inputs.env if p.endswith("*"))
         for comp in seen.keys.components[tid]:
-            if comp.kind in (Kind.FILE, Kind.PACKAGE, Kind.WORKSPACE, Kind.LOCKFILE):
-                paths[os.path.join(root, comp.name)] = None
+            if comp.kind in named:
+                paths[head + comp.name] = None
             elif comp.kind is Kind.TOOLCHAIN:  # `<lockfile>` or `<lockfile> <dependency>`
-                paths[os.path.join(root, comp.name.partition(" ")[0])] = None
+                paths[head + comp.name.partition(" ")[0]] = None
             elif comp.kind is Kind.ENV:
                 envs[comp.name] = comp.digest
             elif comp.kind in (Kind.RUNTIME, Kind.WS_RUNTIME):
