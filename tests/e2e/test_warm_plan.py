@@ -60,7 +60,11 @@ def planned(tmp_path: Path, workspace) -> tuple[Path, Path]:
 
 
 def twin(tmp_path: Path, ws: Path, home: Path) -> tuple[Path, Path]:
-    dst = tmp_path / "two"
+    """A fresh copy of the workspace and its home (cache included) for the full plan."""
+    dst, n = tmp_path / "two", 0
+    while dst.exists():
+        n += 1
+        dst = tmp_path / f"two-{n}"
     shutil.copytree(ws.parent, dst, symlinks=True)
     return dst / ws.name, dst / home.name
 
@@ -189,3 +193,21 @@ def test_text_and_timing_plans_are_never_stored(planned) -> None:
         for _ in range(3):
             result = run_vx(["run", "build", "--all", *extra], ws, env=env, home=home)
             assert not stored(result.assert_ok()), result
+
+
+def test_a_variable_a_py_config_read_changes_the_plan(tmp_path, workspace) -> None:
+    """What a `.py` config read while it ran is in the proof, as on the warm path."""
+    from tests.e2e.runws import tree
+    from tests.e2e.test_warm_config_reads import CONFIG
+
+    files = tree({"web": ((), {})})
+    del files["packages/web/vx.config.json"]
+    files["packages/web/vx.config.py"] = CONFIG.format(lookup='os.environ.get("MODE", "none")')
+    ws = workspace(files, name="one/ws")
+    home = tmp_path / "one" / "home"
+    run_vx(["run", "build", "--all"], ws, env={"MODE": "dev"}, home=home).assert_ok()
+    answers = [dry(ws, home, MODE="dev").assert_ok() for _ in range(3)]
+    assert stored(answers[2]), answers[2]
+    agree(tmp_path, (ws, home), lambda _: None, MODE="prod")  # stores the prod answer
+    agree(tmp_path, (ws, home), lambda _: None, MODE="dev")  # which dev does not prove
+    assert stored(dry(ws, home, MODE="dev").assert_ok())

@@ -172,7 +172,7 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
     cache would do under the same cache flags: the index is opened for reading only, and
     nothing is written (no entry, no history row, no warm-path snapshot, no output cleaned).
     """
-    return witnessed_plan(options, watch=watch)[0]
+    return witnessed_plan(options, watch=watch, reads=False)[0]
 
 
 class PlanWitness(Record):
@@ -192,9 +192,10 @@ class PlanWitness(Record):
 
 
 def witnessed_plan(
-    options: RunOptions, *, watch: Stopwatch | None = None
+    options: RunOptions, *, watch: Stopwatch | None = None, reads: bool = True
 ) -> tuple[RunPlan, PlanWitness]:
-    """`plan_run`'s plan, with what it read to make it."""
+    """`plan_run`'s plan, with what it read to make it; `reads=False` leaves out what `.py`
+    configs read (a caller that keeps no proof need not record it)."""
     from vx.cache.index import INDEX_NAME, read_index
     from vx.run.cachespec import resolve_axes
     from vx.run.gitahead import GitAhead
@@ -208,8 +209,8 @@ def witnessed_plan(
     axes = resolve_axes(options.cache, no_cache=options.no_cache, force=options.force)
     ahead = GitAhead(_cwd(options), env)
     try:
-        reads = ConfigReads() if _may_replay(options) else None
-        plan, modules, refs_seen = _plan(options, watch, reads)
+        seen_reads = ConfigReads() if reads and _may_replay(options) else None
+        plan, modules, refs_seen = _plan(options, watch, seen_reads)
         if options.download != "all":
             from vx.run.remote.download import Download, deferral
 
@@ -240,7 +241,16 @@ def witnessed_plan(
 
         planned = planned._replace(shards=shard_plan(planned, options.shard, options))
     seen = PlanWitness(
-        options, planned, keys, snap, env, location.store, started_ns, modules, reads, refs_seen
+        options=options,
+        plan=planned,
+        keys=keys,
+        git=snap,
+        env=env,
+        store=location.store,
+        started_ns=started_ns,
+        config_modules=modules,
+        config_reads=seen_reads,
+        refs_seen=refs_seen,
     )
     return planned, seen
 
