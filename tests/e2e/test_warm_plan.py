@@ -187,9 +187,13 @@ def test_an_affected_plan_sees_its_base_move(tmp_path, planned) -> None:
     agree(tmp_path, planned, change, "--affected=HEAD~0")
 
 
-def test_text_and_timing_plans_are_never_stored(planned) -> None:
+def test_text_timing_and_warm_off_plans_never_use_it(planned) -> None:
     ws, home = planned
-    for extra, env in ((("--dry",), TIMED), (("--dry=json",), {**TIMED, "VX_TIMING": "1"})):
+    for extra, env in (
+        (("--dry",), TIMED),
+        (("--dry=json",), {**TIMED, "VX_TIMING": "1"}),
+        (("--dry=json",), {**TIMED, "VX_WARM": "0"}),
+    ):
         for _ in range(3):
             result = run_vx(["run", "build", "--all", *extra], ws, env=env, home=home)
             assert not stored(result.assert_ok()), result
