@@ -170,7 +170,8 @@ def test_a_plan_executes_nothing_and_writes_nothing(workspace, vx, tmp_path: Pat
         vx(["run", "build", "lint", "--all", *args], root).assert_ok()
     assert not (root / "packages/b/linted").exists()
     assert not list(root.glob("packages/*/dist"))
-    assert tree_bytes(home) == {}  # no store, no history, no remembered identity
+    # no store, no history, no remembered identity: only the stored `--dry=json` answer
+    assert [k.rpartition("/")[0] for k in tree_bytes(home)] == [".vx/warm/plans"]
 
     vx(["run", "build", "--all"], root).assert_ok()
     vx(["run", "build", "--all"], root).assert_ok()  # all up to date: the warm path records it
@@ -179,7 +180,11 @@ def test_a_plan_executes_nothing_and_writes_nothing(workspace, vx, tmp_path: Pat
     assert list(home.glob(".vx/warm/*"))
 
     def state() -> tuple[dict[str, bytes | str], ...]:
-        files = {k: v for k, v in tree_bytes(home).items() if not k.endswith(("-shm", "-wal"))}
+        files = {
+            k: v
+            for k, v in tree_bytes(home).items()
+            if not k.endswith(("-shm", "-wal")) and not k.startswith(".vx/warm/plans/")
+        }
         work = {k: v for k, v in tree_bytes(root).items() if not k.startswith(".git/")}
         return files, work
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from typing import TYPE_CHECKING
@@ -315,15 +316,22 @@ def _plain_dir(path: str) -> bool:
         return False
 
 
-def _starts(matcher: Matcher) -> list[str]:
+def _starts(matcher: Matcher) -> tuple[str, ...]:
     """The literal prefixes to walk, with any prefix that lies under another dropped."""
-    prefixes = sorted({fixed_prefix(p) for p in matcher.includes})
+    return _starts_of(matcher.patterns)
+
+
+@functools.lru_cache(maxsize=1024)
+def _starts_of(patterns: tuple[str, ...]) -> tuple[str, ...]:
+    """`_starts` per pattern list: a restore asks for them twice per task, and hundreds of
+    tasks share a handful of lists."""
+    prefixes = sorted({fixed_prefix(p) for p in patterns if not p.startswith("!")})
     kept: list[str] = []
     for prefix in prefixes:
         if any(prefix == k or prefix.startswith(k + "/") or not k for k in kept):
             continue
         kept.append(prefix)
-    return kept
+    return tuple(kept)
 
 
 def check_own_files(path: str, task: str, patterns: Sequence[str], own: Iterable[str]) -> None:

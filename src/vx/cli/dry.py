@@ -18,28 +18,40 @@ if TYPE_CHECKING:
 
 
 def plan_and_print(options: RunOptions, settings: RunSettings, streams: Streams) -> int:
-    """Plan what `options` would run and print it the way the flags ask; exit code 0."""
+    """Plan what `options` would run and print it the way the flags ask; exit code 0.
+
+    A `--dry=json` plan is first asked of the stored plan (`vx.run.warmplan`), which answers
+    only with the bytes the full plan below would print, and a full one is stored for the next.
+    """
     from vx.output.console import Console
     from vx.output.plan import plan_document, plan_dot, plan_text
-    from vx.run.prepare import plan_run
+    from vx.run.prepare import witnessed_plan
     from vx.util.stopwatch import Stopwatch
 
+    document = settings.dry == "json" and settings.graph is None
+    out = Console.for_stream(streams.out, env=settings.env)
+    if document:
+        from vx.run.warmplan import replay_plan
+
+        stored = replay_plan(options)
+        if stored is not None:
+            _notes(stored.notes, streams)
+            out.write(stored.out)
+            return 0
     watch = Stopwatch()
-    planned = plan_run(options, watch=watch)
-    for note in planned.notes:  # a run prints them as notices; the plan owns stdout
-        streams.err.write(f"[vx] {note}\n")
+    planned, seen = witnessed_plan(options, watch=watch)
+    _notes(planned.notes, streams)
     view = plan_view(planned)
     if options.timing:
         streams.err.write(watch.table())
     if settings.graph is not None:
         dot = plan_dot(view)
         if not settings.graph:
-            Console.for_stream(streams.out, env=settings.env).write(dot)
+            out.write(dot)
             return 0
         target = _write_graph(Path(options.cwd or Path.cwd()) / settings.graph, dot)
         streams.err.write(f"[vx] task graph written to {target}\n")
         return 0
-    out = Console.for_stream(streams.out, env=settings.env)
     if planned.shards is not None:
         from vx.output.shardplan import shard_document, shard_text
 
@@ -49,11 +61,21 @@ def plan_and_print(options: RunOptions, settings: RunSettings, streams: Streams)
         else:
             out.write(shard_text(shards))
         return 0
-    if settings.dry == "json":
-        out.write(json.dumps(plan_document(view), indent=2) + "\n")
-    else:
+    if not document:
         out.write(plan_text(view, color=out.color))
+        return 0
+    from vx.run.warmplan import StoredPlan, remember_plan
+
+    text = json.dumps(plan_document(view), indent=2) + "\n"
+    out.write(text)
+    remember_plan(seen, StoredPlan(planned.notes, text))
     return 0
+
+
+def _notes(notes: tuple[str, ...], streams: Streams) -> None:
+    """A run prints its notes as notices; a plan owns stdout, so they go to stderr."""
+    for note in notes:
+        streams.err.write(f"[vx] {note}\n")
 
 
 def _write_graph(target: Path, dot: str) -> Path:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from vx.foreign.driver import LiveRead
+    from vx.workspace.config_load import ParsedConfigs
     from vx.workspace.discover import Discovery
     from vx.workspace.manifests import Manifest
     from vx.workspace.model import ProjectConfig
@@ -40,6 +41,18 @@ def _live(
     directory: Path, root: Path, /, *, shared: Mapping[str, object] = MappingProxyType({})
 ) -> ProjectConfig | None:
     return load_project_config(directory, root=root, shared=shared)
+
+
+def _live_once() -> ConfigReader:
+    """`_live` for one workspace load: each distinct config text is validated once."""
+    parsed: ParsedConfigs = {}
+
+    def read(
+        directory: Path, root: Path, /, *, shared: Mapping[str, object] = MappingProxyType({})
+    ) -> ProjectConfig | None:
+        return load_project_config(directory, root=root, shared=shared, parsed=parsed)
+
+    return read
 
 
 def _manifest_path(rel_dir: str, file: str) -> str:
@@ -112,7 +125,9 @@ def _nameless_note(shown: str, file: str) -> str:
     return f"{shown} has no {field}; skipped"
 
 
-def load_workspace(cwd: Path, *, configs: ConfigReader = _live, live: bool = True) -> Workspace:
+def load_workspace(
+    cwd: Path, *, configs: ConfigReader | None = None, live: bool = True
+) -> Workspace:
     """The workspace holding `cwd`, loaded and frozen; reads files only and spawns nothing,
     unless its tasks come from turbo.json or nx.json (one `git ls-files`, see foreign/driver.py).
 
@@ -125,7 +140,8 @@ def load_workspace(cwd: Path, *, configs: ConfigReader = _live, live: bool = Tru
     notes = list(found.notes)
     ws_config = load_workspace_config(root)
     root_takes = bool(ws_config.tasks) and root_takes_tasks(found.manager, _uv_name(root, found))
-    source = sharing(configs, ws_config, root_takes=root_takes)
+    reader = configs if configs is not None else _live_once()
+    source = sharing(reader, ws_config, root_takes=root_takes)
     projects: list[Project] = []
     if found.manager is Manager.SINGLE:
         projects.append(_single(root, source))

@@ -44,7 +44,16 @@ if TYPE_CHECKING:
     Sink = Callable[[Event], None]
     Handed = Callable[[TaskId, tuple[TaskId, ...]], Mapping[str, str]]
 
-__all__ = ["PreparedRun", "RunOptions", "plan_run", "prepare_run", "run", "select_plan"]
+__all__ = [
+    "PlanWitness",
+    "PreparedRun",
+    "RunOptions",
+    "plan_run",
+    "prepare_run",
+    "run",
+    "select_plan",
+    "witnessed_plan",
+]
 
 _LARGEST_TIMER_MS = 2**31 - 1
 
@@ -163,18 +172,45 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
     cache would do under the same cache flags: the index is opened for reading only, and
     nothing is written (no entry, no history row, no warm-path snapshot, no output cleaned).
     """
+    return witnessed_plan(options, watch=watch, reads=False)[0]
+
+
+class PlanWitness(Record):
+    """What `plan_run` read, for the stored plan's proof (`vx.run.warmplan`): the fields
+    `PreparedRun` carries for the warm path, with the store whose index the plan consulted."""
+
+    options: RunOptions
+    plan: RunPlan
+    keys: KeySet
+    git: GitSnapshot
+    env: Mapping[str, str]
+    store: Path
+    started_ns: int
+    config_modules: tuple[str, ...]
+    config_reads: ConfigReads | None
+    refs_seen: tuple[tuple[str, ...], bytes | None] | None
+
+
+def witnessed_plan(
+    options: RunOptions, *, watch: Stopwatch | None = None, reads: bool = True
+) -> tuple[RunPlan, PlanWitness]:
+    """`plan_run`'s plan, with what it read to make it; `reads=False` leaves out what `.py`
+    configs read (a caller that keeps no proof need not record it)."""
     from vx.cache.index import INDEX_NAME, read_index
     from vx.run.cachespec import resolve_axes
     from vx.run.gitahead import GitAhead
     from vx.run.predict import predict
     from vx.util.stopwatch import Stopwatch
+    from vx.workspace.config_reads import ConfigReads
 
     watch = watch or Stopwatch()
+    started_ns = time.time_ns()
     env = _env(options)
     axes = resolve_axes(options.cache, no_cache=options.no_cache, force=options.force)
     ahead = GitAhead(_cwd(options), env)
     try:
-        plan, _, _ = _plan(options, watch)
+        seen_reads = ConfigReads() if reads and _may_replay(options) else None
+        plan, modules, refs_seen = _plan(options, watch, seen_reads)
         if options.download != "all":
             from vx.run.remote.download import Download, deferral
 
@@ -204,7 +240,19 @@ def plan_run(options: RunOptions, *, watch: Stopwatch | None = None) -> RunPlan:
         from vx.run.remote.sharding import shard_plan
 
         planned = planned._replace(shards=shard_plan(planned, options.shard, options))
-    return planned
+    seen = PlanWitness(
+        options=options,
+        plan=planned,
+        keys=keys,
+        git=snap,
+        env=env,
+        store=location.store,
+        started_ns=started_ns,
+        config_modules=modules,
+        config_reads=seen_reads,
+        refs_seen=refs_seen,
+    )
+    return planned, seen
 
 
 def _entries(index: Index | None, keys: KeySet) -> set[str]:

@@ -33,14 +33,41 @@ import xxhash
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
+    from typing import Protocol
 
     from vx.cache.index import Entry, Index, Logs
     from vx.events import Event
     from vx.git import GitSnapshot
+    from vx.ids import TaskId
     from vx.run.caching import RestoreResult
+    from vx.run.keys import KeySet
     from vx.run.outcome import RunOutcome
+    from vx.run.plan import RunPlan
     from vx.run.prepare import PreparedRun, RunOptions
     from vx.workspace.config_reads import ConfigReads
+
+    class Seen(Protocol):
+        """What a planning pass read, as `proof` needs it: a `PreparedRun` or a `PlanWitness`."""
+
+        @property
+        def options(self) -> RunOptions: ...
+        @property
+        def plan(self) -> RunPlan: ...
+        @property
+        def keys(self) -> KeySet: ...
+        @property
+        def git(self) -> GitSnapshot: ...
+        @property
+        def env(self) -> Mapping[str, str]: ...
+        @property
+        def started_ns(self) -> int: ...
+        @property
+        def config_modules(self) -> tuple[str, ...]: ...
+        @property
+        def config_reads(self) -> ConfigReads | None: ...
+        @property
+        def refs_seen(self) -> tuple[tuple[str, ...], bytes | None] | None: ...
+
 
 SNAPSHOT_VERSION = 5
 """Bumping it orphans every snapshot (a full run writes a new one)."""
@@ -94,7 +121,7 @@ def _fingerprint(path: str) -> Fingerprint:
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
 
 
-def _shape(options: RunOptions, env: Mapping[str, str]) -> tuple[object, ...]:
+def shape_of(options: RunOptions, env: Mapping[str, str]) -> tuple[object, ...]:
     from vx import __version__
 
     cwd = os.path.realpath(options.cwd if options.cwd is not None else os.getcwd())
@@ -133,7 +160,7 @@ def _digest(value: str | None) -> str | None:
     return str(xxhash.xxh3_64_hexdigest(value.encode("utf-8", "surrogateescape")))
 
 
-def _snapshot_path(shape: tuple[object, ...], env: Mapping[str, str]) -> Path:
+def snapshot_path(shape: tuple[object, ...], env: Mapping[str, str]) -> Path:
     home = env.get("HOME") or str(Path.home())
     name = xxhash.xxh3_64_hexdigest(repr(shape).encode("utf-8", "surrogateescape"))
     return Path(home, ".vx", "warm", f"{name}.marshal")
@@ -151,9 +178,9 @@ def replay(options: RunOptions, emit: Callable[[Event], None]) -> RunOutcome | N
     if options.pick is not None and not options.tasks:
         return None
     env = _env(options)
-    shape = _shape(options, env)
+    shape = shape_of(options, env)
     try:
-        snap = _load(_snapshot_path(shape, env).read_bytes())
+        snap = load_snapshot(snapshot_path(shape, env).read_bytes())
     except (OSError, EOFError, ValueError, TypeError):
         return None
     if not isinstance(snap, dict) or snap.get("shape") != shape:
@@ -164,7 +191,7 @@ def replay(options: RunOptions, emit: Callable[[Event], None]) -> RunOutcome | N
         return None
 
 
-def _stats_hold(snap: dict[str, object], env: Mapping[str, str]) -> bool:
+def stats_hold(snap: dict[str, object], env: Mapping[str, str]) -> bool:
     """The fingerprints, the variables and the refs as the snapshot recorded them."""
     paths = snap["paths"]
     fingerprints = snap["fingerprints"]
@@ -268,7 +295,7 @@ def _prove(
     logs: Logs | None = None
     try:
         try:
-            if _stats_hold(snap, env):
+            if stats_hold(snap, env):
                 index = _checked_index(snap)
                 if index is not None:
                     logs = index.entry_logs([str(row[_KEY]) for row in _rows(snap)])
@@ -434,7 +461,7 @@ def _refresh(
         row[_OUTPUTS] = fingerprints
         row[_VERIFY] = _racy((fp for _, fp in fingerprints), started_ns)
         rows[i] = tuple(row)
-    _write(_snapshot_path(_shape(options, env), env), snap)
+    write_snapshot(snapshot_path(shape_of(options, env), env), snap)
 
 
 def _emit_all(
@@ -533,19 +560,19 @@ def remember(prepared: PreparedRun, outcome: RunOutcome) -> None:
     Never fails the run: a snapshot that cannot be written only means the next run is full.
     """
     env = prepared.env
-    path = _snapshot_path(_shape(prepared.options, env), env)
+    path = snapshot_path(shape_of(prepared.options, env), env)
     try:
         snap = _snapshot(prepared, outcome)
         if snap is None:
             path.unlink(missing_ok=True)
             return
-        _write(path, snap)
+        write_snapshot(path, snap)
     except (OSError, ValueError):
         with contextlib.suppress(OSError):
             path.unlink(missing_ok=True)
 
 
-def _load(data: bytes) -> object:
+def load_snapshot(data: bytes) -> object:
     """A snapshot's contents, once its leading digest vouches for them: written unsynced, a
     file a power loss tore may hold zeroed pages that `marshal` alone would read."""
     head, body = data[:8], data[8:]
@@ -555,7 +582,7 @@ def _load(data: bytes) -> object:
     return marshal.loads(body)  # noqa: S302  our own file, checked above
 
 
-def _write(path: Path, snap: dict[str, object]) -> None:
+def write_snapshot(path: Path, snap: dict[str, object]) -> None:
     """Replace the snapshot without fsyncs: it is a shortcut, never the only copy of anything.
     A power loss can at worst leave one torn, which its digest refuses, and the next run is
     full."""
@@ -569,19 +596,14 @@ def _write(path: Path, snap: dict[str, object]) -> None:
 
 def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] | None:
     """What `replay` needs, or None when this run cannot be replayed safely."""
-    from vx.cache.key import Kind
     from vx.events import CacheOutcome, TaskStatus
 
     if outcome.exit_code != 0 or outcome.signal is not None:
         return None
     plan = prepared.plan
     ws = plan.workspace
-    root = str(ws.root)
     done = {f.id: f for f in outcome.finished}
     real = plan.real()
-    paths: dict[str, None] = {}
-    envs: dict[str, str] = {}
-    prefixes: dict[str, None] = {}
     finished: list[tuple[object, ...]] = []
     entries: list[tuple[str, int, str]] = []
     for node in real:
@@ -596,18 +618,6 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
             or entry.key != f.key
         ):
             return None
-        spec = node.task.cache_spec
-        if spec is not None:
-            prefixes.update((p[:-1], None) for p in spec.inputs.env if p.endswith("*"))
-        for comp in prepared.keys.components[node.id]:
-            if comp.kind in (Kind.FILE, Kind.PACKAGE, Kind.WORKSPACE, Kind.LOCKFILE):
-                paths[os.path.join(root, comp.name)] = None
-            elif comp.kind is Kind.TOOLCHAIN:  # `<lockfile>` or `<lockfile> <dependency>`
-                paths[os.path.join(root, comp.name.partition(" ")[0])] = None
-            elif comp.kind is Kind.ENV:
-                envs[comp.name] = comp.digest
-            elif comp.kind in (Kind.RUNTIME, Kind.WS_RUNTIME):
-                return None  # a command's output has no fingerprint
         base, patterns, stops = prepared.cache.output_globs(node)
         outputs = [(p, _fingerprint(p)) for p in _walk_outputs(str(base), patterns, stops)]
         finished.append(
@@ -618,43 +628,16 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
             )
         )
         entries.append((f.key, entry.artifact.size, entry.artifact.digest))
-    paths.update(dict.fromkeys(_workspace_paths(prepared)))
-    paths.update(dict.fromkeys(_git_paths(prepared)))
-    reads = prepared.config_reads
-    if reads is not None:
-        _config_reads(reads, paths, envs, prefixes)
-    refs = selection_refs(prepared.options, ws.config.affected_base)
-    if refs is None:
-        return None
-    refs_out = None
-    if refs:
-        from vx.git import refs_output
-
-        seen = prepared.refs_seen
-        refs_out = refs_output(ws.root, refs, prepared.env)
-        if seen is None or seen != (tuple(refs), refs_out) or refs_out is None:
-            return None  # a ref moved while the selection read it
-        paths.update(dict.fromkeys(_changed_paths(prepared)))
-    ordered = _unwatched_by_git(list(paths), root, prepared.git)
-    fingerprints = [_fingerprint(p) for p in ordered]
-    if _racy(fingerprints, prepared.started_ns):
+    proven = proof(prepared, [node.id for node in real])
+    if proven is None:
         return None
     kept = ws.config.cache_retention
     return {
-        "shape": _shape(prepared.options, prepared.env),
-        "root": root,
+        **proven,
+        "shape": shape_of(prepared.options, prepared.env),
         "store": str(prepared.store),
-        "status": _without_staging(prepared.git.status.raw),
         "head": prepared.head,
         "branch": prepared.branch,
-        "paths": ordered,
-        "fingerprints": fingerprints,
-        "env": sorted(envs.items()),
-        "env_prefixes": [
-            (p, sorted(name for name in prepared.env if name.startswith(p))) for p in prefixes
-        ],
-        "refs": refs,
-        "refs_out": refs_out,
         "notes": list(plan.notes),
         "entries": entries,
         "finished": finished,
@@ -675,6 +658,69 @@ def _snapshot(prepared: PreparedRun, outcome: RunOutcome) -> dict[str, object] |
         "concurrency": prepared.exec_options.concurrency,
         "label": prepared.label,
         "retention": (kept.older_than, kept.max_size) if kept is not None else None,
+    }
+
+
+def proof(seen: Seen, ids: Sequence[TaskId]) -> dict[str, object] | None:
+    """The part of a snapshot that proves the workspace still reads as `seen` read it for the
+    tasks `ids`: the paths and their fingerprints, `git status`, the variables keys read, and
+    the refs a selection read; None when no such proof can be kept (a runtime input, a path
+    changed too close to the start, a ref that moved). The warm path and the stored plan
+    (`vx.run.warmplan`) both keep it, and both check it with `stats_hold` and `git status`."""
+    from vx.cache.key import Kind
+
+    plan = seen.plan
+    ws = plan.workspace
+    root = str(ws.root)
+    paths: dict[str, None] = {}
+    envs: dict[str, str] = {}
+    prefixes: dict[str, None] = {}
+    named = (Kind.FILE, Kind.PACKAGE, Kind.WORKSPACE, Kind.LOCKFILE)
+    head = os.path.join(root, "")  # names are relative to the root: appended, not joined
+    for tid in ids:
+        spec = plan.nodes[tid].task.cache_spec
+        if spec is not None:
+            prefixes.update((p[:-1], None) for p in spec.inputs.env if p.endswith("*"))
+        for comp in seen.keys.components[tid]:
+            if comp.kind in named:
+                paths[head + comp.name] = None
+            elif comp.kind is Kind.TOOLCHAIN:  # `<lockfile>` or `<lockfile> <dependency>`
+                paths[head + comp.name.partition(" ")[0]] = None
+            elif comp.kind is Kind.ENV:
+                envs[comp.name] = comp.digest
+            elif comp.kind in (Kind.RUNTIME, Kind.WS_RUNTIME):
+                return None  # a command's output has no fingerprint
+    paths.update(dict.fromkeys(_workspace_paths(seen)))
+    paths.update(dict.fromkeys(_git_paths(seen)))
+    reads = seen.config_reads
+    if reads is not None:
+        _config_reads(reads, paths, envs, prefixes)
+    refs = selection_refs(seen.options, ws.config.affected_base)
+    if refs is None:
+        return None
+    refs_out = None
+    if refs:
+        from vx.git import refs_output
+
+        refs_out = refs_output(ws.root, refs, seen.env)
+        if seen.refs_seen is None or seen.refs_seen != (tuple(refs), refs_out) or refs_out is None:
+            return None  # a ref moved while the selection read it
+        paths.update(dict.fromkeys(_changed_paths(seen)))
+    ordered = _unwatched_by_git(list(paths), root, seen.git)
+    fingerprints = [_fingerprint(p) for p in ordered]
+    if _racy(fingerprints, seen.started_ns):
+        return None
+    return {
+        "root": root,
+        "status": _without_staging(seen.git.status.raw),
+        "paths": ordered,
+        "fingerprints": fingerprints,
+        "env": sorted(envs.items()),
+        "env_prefixes": [
+            (p, sorted(name for name in seen.env if name.startswith(p))) for p in prefixes
+        ],
+        "refs": refs,
+        "refs_out": refs_out,
     }
 
 
@@ -728,7 +774,7 @@ def selection_refs(options: RunOptions, configured_base: str | None) -> list[str
     return ["HEAD", *dict.fromkeys(texts)] if texts else []
 
 
-def _changed_paths(prepared: PreparedRun) -> list[str]:
+def _changed_paths(prepared: Seen) -> list[str]:
     """Every path `git status` names: a selection read from a diff moves when one of them is
     edited back to the base's content, though the status line stays the same."""
     status = prepared.git.status
@@ -786,7 +832,7 @@ def _walk_outputs(base: str, patterns: Sequence[str], stops: Sequence[str]) -> l
     return list(dict.fromkeys(found))  # the top of a walk is also the first dir it entered
 
 
-def _workspace_paths(prepared: PreparedRun) -> list[str]:
+def _workspace_paths(prepared: Seen) -> list[str]:
     """What decides the workspace's shape: the root's files, each project's manifest and every
     spelling its config could take, the directories members are listed from, and what `.py`
     configs imported. A project's own directory is left out: restoring `dist/` changes it."""
@@ -796,14 +842,15 @@ def _workspace_paths(prepared: PreparedRun) -> list[str]:
     out = [os.path.join(root, name) for name in ROOT_FILES]
     if live:
         out.extend(os.path.join(root, name) for name in LIVE_ROOT_FILES)
+    names = PROJECT_FILES + LIVE_PROJECT_FILES if live else PROJECT_FILES
+    listed: set[str] = set()  # a parent listed once has had all of its own listed too
     for project in ws.projects:
         rel = project.rel_dir
-        here = os.path.join(root, rel)
-        out.extend(os.path.join(here, name) for name in PROJECT_FILES)
-        if live:
-            out.extend(os.path.join(here, name) for name in LIVE_PROJECT_FILES)
+        here = os.path.join(root, rel, "")  # ends in a separator: each name is appended
+        out.extend([here + name for name in names])
         parent = os.path.dirname(rel)
-        while parent:
+        while parent and parent not in listed:
+            listed.add(parent)
             out.append(os.path.join(root, parent))
             parent = os.path.dirname(parent)
         if project.manifest:
@@ -816,7 +863,7 @@ def _workspace_paths(prepared: PreparedRun) -> list[str]:
     return out
 
 
-def _git_paths(prepared: PreparedRun) -> list[str]:
+def _git_paths(prepared: Seen) -> list[str]:
     """git's index and HEAD, and the ref HEAD names: the same status can hide a new commit."""
     snap = prepared.git
     git_dir = str(snap.git_dir)

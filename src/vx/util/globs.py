@@ -162,11 +162,13 @@ def glob_to_regex(pattern: str) -> str:
     return "(?s:" + out + r")\Z"
 
 
+@functools.lru_cache(maxsize=4096)
 def fixed_prefix(pattern: str) -> str:
     """The leading run of whole literal segments: where a walk for `pattern` may start.
 
     `packages/*` → `packages`, `src/**/*.ts` → `src`, `*.md` → `` and a literal path is itself.
     A leading `!` is ignored, so a caller may pass the entries of a negation list as they are.
+    Kept per pattern: every restore and output walk asks again, and tasks share patterns.
     """
     body = normalize(pattern.removeprefix("!"))
     if body == ".":

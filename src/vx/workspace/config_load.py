@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 
 Kind = Literal["project", "workspace"]
 
+if TYPE_CHECKING:
+    ParsedConfigs = dict[tuple[str, str, int], ProjectConfig]
+    """Validated project configs by (suffix, text, id of the workspace tasks merged in)."""
+
 PROJECT_STEM = "vx.config"
 WORKSPACE_STEM = "vx.workspace"
 SUFFIXES = (".json", ".toml", ".py")
@@ -80,16 +84,21 @@ def load_project_config(
     root: Path,
     raw_values: list[tuple[str, object]] | None = None,
     shared: Mapping[str, object] = _NONE_SHARED,
+    parsed: ParsedConfigs | None = None,
 ) -> ProjectConfig | None:
     """The project's validated `vx.config.*`, or None when the directory has none.
 
     `raw_values` gets (shown path, the value the file evaluated to) appended: `vx lock`
-    freezes that value. `shared` is the workspace-wide tasks its own merge over.
+    freezes that value. `shared` is the workspace-wide tasks its own merge over. `parsed`,
+    kept by the caller across one workspace load, lets a JSON or TOML config whose text an
+    earlier one had be taken from it instead of validated again (templated packages).
     """
     path = find_config(directory, PROJECT_STEM, root=root)
     if path is None:
         return None
     shown = display_path(path, root)
+    if parsed is not None and raw_values is None and path.suffix != ".py":
+        return _parsed_once(path, shown, shared, parsed)
     imported: list[str] = []
     raw = read_config(path, shown, "project", imported)
     config = parse_project_config(raw, shown, shared=shared)
@@ -137,6 +146,21 @@ def display_path(path: Path, root: Path | None) -> str:
     return str(path)
 
 
+def _parsed_once(
+    path: Path, shown: str, shared: Mapping[str, object], parsed: ParsedConfigs
+) -> ProjectConfig:
+    """A data config validated once per distinct text in `parsed`: the model depends on
+    nothing else but the file it names, and a refusal (never kept) still names its own file."""
+    text = _text(path, shown)
+    key = (path.suffix, text, id(shared))
+    known = parsed.get(key)
+    if known is not None:
+        return known._replace(path=shown)
+    config = parse_project_config(_data(path, text, shown), shown, shared=shared)
+    parsed[key] = config
+    return config
+
+
 def read_config(path: Path, shown: str, kind: Kind, imported: list[str] | None = None) -> object:
     """The file's raw value, before validation; `shown` is the path messages print.
 
@@ -145,12 +169,20 @@ def read_config(path: Path, shown: str, kind: Kind, imported: list[str] | None =
     """
     if path.suffix == ".py":
         return _run_program(path, shown, kind, imported)
+    return _data(path, _text(path, shown), shown)
+
+
+def _text(path: Path, shown: str) -> str:
     try:
-        text = path.read_bytes().decode("utf-8-sig")  # one decode, no text layer per file
+        return path.read_bytes().decode("utf-8-sig")  # one decode, no text layer per file
     except UnicodeDecodeError:
         raise ConfigError(shown, "is not UTF-8 text") from None
     except OSError as exc:
         raise ConfigError(shown, f"cannot be read: {exc.strerror or exc}") from None
+
+
+def _data(path: Path, text: str, shown: str) -> object:
+    """A JSON-with-comments or TOML config's value."""
     if path.suffix == ".toml":
         return parse_toml(text, shown)
     return parse_jsonc(text, shown)

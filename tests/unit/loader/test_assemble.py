@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from vx.errors import ErrorCode, UserError
+from vx.errors import ConfigError, ErrorCode, UserError
 from vx.loader.assemble import cwd_project, load_workspace
 from vx.workspace.model import Manager
 
@@ -332,3 +332,30 @@ def test_cwd_project_outside_every_project(workspace: Make) -> None:
     assert cwd_project(ws, root / "docs") is None
     assert cwd_project(ws, root) is None
     assert cwd_project(ws, root / "packages" / "a-b") is None
+
+
+BUILD = {"tasks": {"build": {"exec": "tsc", "cache": {"outputs": {"files": ["dist/**"]}}}}}
+
+
+def test_configs_with_one_text_are_validated_once_and_each_names_its_file(
+    workspace: Make,
+) -> None:
+    """Templated packages share a config's text: one validation serves them all, and each
+    model still names its own file; a broken copy is refused in its own name."""
+    tree: dict[str, Any] = {"package.json": {"name": "m", "workspaces": ["packages/*"]}}
+    for name in ("a", "b", "c"):
+        tree[f"packages/{name}/package.json"] = pkg(name)
+        tree[f"packages/{name}/vx.config.json"] = BUILD
+    ws = load_workspace(workspace(tree))
+    configs = [p.config for p in ws.projects]
+    assert [c.path for c in configs if c] == [
+        "packages/a/vx.config.json",
+        "packages/b/vx.config.json",
+        "packages/c/vx.config.json",
+    ]
+    assert len({id(c.tasks["build"]) for c in configs if c}) == 1
+
+    tree["packages/d/package.json"] = pkg("d")
+    tree["packages/d/vx.config.json"] = {"tasks": {"build": {"exec": 5}}}
+    with pytest.raises(ConfigError, match=r"packages/d/vx\.config\.json"):
+        load_workspace(workspace(tree))
