@@ -40,7 +40,7 @@ prefix, if any, then `sh -c COMMAND`) with /dev/null for stdin. Should vx die be
 the pipe ends and the command never runs: no task can start that a SIGKILL of vx would leave
 behind. `{0}` is a variable the task's environment does not hold, so the wait changes none."""
 _GATE_LINE = "read -r {0} || exit 125; unset {0}; exec </dev/null; "
-"""The same wait put before the command on its first line, for a task with no prefix: the shell
+"""The same wait put before the command on its first line, after the prefix if any: the shell
 that waits is the one that runs the command, which saves a shell's exec per task (about half a
 millisecond of CPU, a sixth of a tiny task's). The command's lines keep their numbers, `$0` and
 the error messages are those of `sh -c COMMAND`, and a first line that does not parse fails as
@@ -541,13 +541,17 @@ def _kill_session(proc: subprocess.Popen[bytes]) -> None:
 
 
 def _gated(spec: ProcessSpec, argv: list[str]) -> list[str]:
-    """The argv of a captured task's shell: the gate, then the task."""
+    """The argv of a captured task: the gate, then the task.
+
+    With dash the gate is the command's own first line, behind the prefix (a tracer, the
+    sandbox): the prefix then starts before vx's word, but runs nothing of the task's until the
+    shell it execs has read it, and ends with that shell should the word never come."""
     var = "_"
     while var in spec.env:
         var += "_"
-    if spec.prefix or not _shell_is_dash():
+    if not _shell_is_dash():
         return [SHELL, "-c", _GATE.format(var), SHELL, *argv]
-    return [SHELL, "-c", _GATE_LINE.format(var) + spec.command]
+    return [*spec.prefix, SHELL, "-c", _GATE_LINE.format(var) + spec.command]
 
 
 @functools.cache
