@@ -172,7 +172,10 @@ class _Runs:
         )
         timeout = spec.timeout_ms if spec.timeout_ms is not None else self.ws.config.timeout_ms
         watcher = observer(
-            self.project.dir, path=self.env.get("PATH"), tracer=self.env.get("VX_TRACER", "auto")
+            self.project.dir,
+            path=self.env.get("PATH"),
+            tracer=self.env.get("VX_TRACER", "auto"),
+            within=self._bases,
         )
         process = ProcessSpec(
             command=spec.command,

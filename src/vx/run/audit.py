@@ -7,6 +7,7 @@ untraced and its report says `not traced` and why, never a clean bill.
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import TYPE_CHECKING
 
@@ -37,10 +38,14 @@ class TaskAuditor:
             return None, None
         from vx.trace.observer import TracingUnavailableError, observer
 
-        env = self.ctx.env
+        env, root = self.ctx.env, os.fspath(self.ctx.root)
+        within = tuple(dict.fromkeys((root, os.path.realpath(root))))  # audit reads no other
         try:
             return observer(
-                node.project.dir, path=env.get("PATH"), tracer=env.get("VX_TRACER", "auto")
+                node.project.dir,
+                path=env.get("PATH"),
+                tracer=env.get("VX_TRACER", "auto"),
+                within=within,
             ), None
         except TracingUnavailableError as exc:
             return None, AuditReport(traced=False, reason=str(exc))

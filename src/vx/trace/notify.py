@@ -174,9 +174,12 @@ class Notifier:
 
     Use: `prefix` before the command's argv and `pass_fds` kept open in the child, `spawned()`
     once the spawn returned (or failed), then `finish()` after the command ended for its
-    `Trace`, or None with `reason` saying why nothing was seen."""
+    `Trace`, or None with `reason` saying why nothing was seen. With `within` (directories),
+    only paths under them are kept: the system's files a start-up reads (the loader, locales)
+    are most of a small task's calls, and looking at each afterwards would cost more."""
 
-    def __init__(self) -> None:
+    def __init__(self, within: tuple[str, ...] = ()) -> None:
+        self._within = tuple(f"{w.rstrip('/')}/" for w in within)
         audit, numbers = machine()
         self._audit = audit
         self._calls = {nr: _CALLS[name] for name, nr in numbers.items()}
@@ -281,15 +284,17 @@ class Notifier:
         if path is None:
             self._lost(pid)
             return
+        within = self._within
         if kind != _RENAME:
-            if self._open:  # one append: atomic, so `finish` needs no lock against this thread
+            # One append: atomic, so `finish` needs no lock against this thread.
+            if self._open and (not within or path.startswith(within)):
                 self._seen.append((kind, path, flags))
             return
         new = _resolve(pid, memory, args, dirfd2_at, path2_at, 0)
         if new is None:
             self._lost(pid)
-        elif self._open:  # -1: the rename's new name, right after its old
-            self._seen += ((kind, path, flags), (kind, new, -1))
+        elif self._open and (not within or path.startswith(within) or new.startswith(within)):
+            self._seen += ((kind, path, flags), (kind, new, -1))  # -1: the rename's new name
 
     def _lost(self, pid: int) -> None:
         if not self.reason:

@@ -55,7 +55,8 @@ class Observer:
 
 
 class _StraceObserver(Observer):
-    def __init__(self, flags: tuple[str, ...], cwd: Path) -> None:
+    def __init__(self, flags: tuple[str, ...], cwd: Path, within: tuple[str, ...]) -> None:
+        self._within = tuple(f"{w.rstrip('/')}/" for w in within)
         fd, name = tempfile.mkstemp(prefix="vx-trace-", suffix=".log", dir=_LOG_DIR)
         os.close(fd)
         self._log, self._cwd = Path(name), cwd
@@ -70,12 +71,13 @@ class _StraceObserver(Observer):
             if self._log.stat().st_size == 0:
                 self.reason = "the tracer saw nothing run"
                 return None
-            return parse_log(self._log, self._cwd)
+            trace = parse_log(self._log, self._cwd)
         except OSError as exc:
             self.reason = f"the trace could not be read: {exc}"
             return None
         finally:
             self.discard()
+        return _within(trace, self._within) if self._within else trace
 
     def discard(self) -> None:
         with contextlib.suppress(OSError):
@@ -83,10 +85,10 @@ class _StraceObserver(Observer):
 
 
 class _NotifyObserver(Observer):
-    def __init__(self) -> None:
+    def __init__(self, within: tuple[str, ...]) -> None:
         from vx.trace.notify import Notifier
 
-        self._notifier = Notifier()
+        self._notifier = Notifier(within)
         self.prefix = self._notifier.prefix
         self.pass_fds = self._notifier.pass_fds
 
@@ -99,12 +101,33 @@ class _NotifyObserver(Observer):
         return trace
 
 
-def observer(cwd: Path, *, path: str | None = None, tracer: str = "auto") -> Observer:
+def observer(
+    cwd: Path, *, path: str | None = None, tracer: str = "auto", within: tuple[str, ...] = ()
+) -> Observer:
     """An observer for a command started in `cwd`; `path` is the PATH strace is looked up on,
-    `tracer` the `VX_TRACER` choice. Raises TracingUnavailableError with the probe's reason."""
+    `tracer` the `VX_TRACER` choice; with `within` (directories) the `Trace` holds only paths
+    under them. Raises TracingUnavailableError with the probe's reason."""
     probe = tracing_available(path, tracer)
     if not probe.ok:
         raise TracingUnavailableError(probe.reason)
     if probe.tracer == "seccomp":
-        return _NotifyObserver()
-    return _StraceObserver(probe.flags, cwd)
+        return _NotifyObserver(within)
+    return _StraceObserver(probe.flags, cwd, within)
+
+
+def _within(trace: Trace, prefixes: tuple[str, ...]) -> Trace:
+    """`trace` without the paths outside `prefixes` (a rename stays if either name is in)."""
+    from vx.trace.parse import Trace
+
+    def keep(paths: frozenset[str]) -> frozenset[str]:
+        return frozenset(p for p in paths if p.startswith(prefixes))
+
+    return Trace(
+        reads=keep(trace.reads),
+        writes=keep(trace.writes),
+        execs=keep(trace.execs),
+        renames=tuple(
+            r for r in trace.renames if r[0].startswith(prefixes) or r[1].startswith(prefixes)
+        ),
+        unlinks=keep(trace.unlinks),
+    )

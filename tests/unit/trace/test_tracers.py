@@ -137,3 +137,25 @@ def test_a_leftover_keeps_running_after_the_task_is_judged(tmp_path: Path, trace
     while not done.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert done.read_text() == "x"
+
+
+@pytest.mark.parametrize("tracer", TRACERS)
+def test_within_keeps_only_paths_under_its_directories(tmp_path: Path, tracer: str) -> None:
+    inside, outside = tmp_path / "ws", tmp_path / "elsewhere"
+    inside.mkdir()
+    outside.mkdir()
+    (inside / "in.txt").write_text("x")
+    (outside / "out.txt").write_text("y")
+    script = f"cat in.txt {outside}/out.txt > /dev/null && echo z > {outside}/m && mv {outside}/m m"
+    watch = observer(inside, tracer=tracer, within=(str(inside),))
+    spec = ProcessSpec(script, inside, ENV, prefix=watch.prefix, pass_fds=watch.pass_fds)
+    try:
+        assert run_process(spec, lambda _s, _t: None, registry=ProcessRegistry()).exit_code == 0
+    finally:
+        watch.spawned()
+    trace = watch.finish()
+    assert trace is not None
+    assert trace.reads == {str(inside / "in.txt")}
+    assert trace.execs == frozenset()  # cat and mv live outside
+    assert trace.renames == ((str(outside / "m"), str(inside / "m")),)
+    assert str(inside / "m") in trace.writes
