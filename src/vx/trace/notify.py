@@ -169,6 +169,10 @@ def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
 
 
+_Found = tuple[int, int, tuple[bytes, str], "tuple[bytes, str] | None"]
+"""A call read while it waited: kind, open flags, its path, a rename's new path."""
+
+
 class Notifier:
     """One traced command: the launcher to start it with, and the thread that serves its calls.
 
@@ -259,46 +263,57 @@ class Notifier:
                         continue  # a signal, or the task died while we were told
                     return
                 nid, pid, _, nr, arch, _, *args = _NOTIF.unpack(notif.raw)
-                self._note(pid, nr, arch, args, memory)
+                found = self._note(pid, nr, arch, args, memory)
                 _RESP.pack_into(resp, 0, nid, 0, 0, _FLAG_CONTINUE)
                 ioctl(listener, _IOCTL_SEND, resp)  # ENOENT: the task died meanwhile
+                if found is not None:  # the task runs on meanwhile: only its bytes are needed
+                    self._record(*found)
         finally:
             memory.close()
 
-    def _note(self, pid: int, nr: int, arch: int, args: list[int], memory: _Memory) -> None:
+    def _note(
+        self, pid: int, nr: int, arch: int, args: list[int], memory: _Memory
+    ) -> _Found | None:
+        """What the waiting call names, read from its process while it waits: raw bytes and
+        the directory they are relative to ("" for an absolute path)."""
         call = self._calls.get(nr) if arch == self._audit else None
         if call is None:
             if not self.reason:
                 self.reason = f"a call of another ABI ran (number {nr}): it cannot be read"
-            return
+            return None
         kind, dirfd_at, path_at, flags_at, dirfd2_at, path2_at = call
         if kind == _CHDIR:
             memory.cwds.clear()  # a thread may share its process's directory: forget them all
-            return
+            return None
         flags = args[flags_at] if flags_at >= 0 else 0
         if kind == _OPEN2:  # openat2's flags are the first field of its `struct open_how`
             how = memory.read(pid, flags, 8)
             flags = int.from_bytes(how, "little") if len(how) == 8 else os.O_RDWR
             kind = _OPEN
-        path = _resolve(pid, memory, args, dirfd_at, path_at, flags)
-        if path is None:
-            self._lost(pid)
-            return
-        within = self._within
-        if kind != _RENAME:
+        first = _locate(pid, memory, args, dirfd_at, path_at)
+        second = _locate(pid, memory, args, dirfd2_at, path2_at) if kind == _RENAME else None
+        if first is None or (kind == _RENAME and second is None):
+            if not self.reason:
+                self.reason = f"process {pid}'s memory could not be read"
+            return None
+        return kind, flags, first, second
+
+    def _record(
+        self,
+        kind: int,
+        flags: int,
+        first: tuple[bytes, str],
+        second: tuple[bytes, str] | None,
+    ) -> None:
+        path, within = _join(*first, flags), self._within
+        if second is None:
             # One append: atomic, so `finish` needs no lock against this thread.
             if self._open and (not within or path.startswith(within)):
                 self._seen.append((kind, path, flags))
             return
-        new = _resolve(pid, memory, args, dirfd2_at, path2_at, 0)
-        if new is None:
-            self._lost(pid)
-        elif self._open and (not within or path.startswith(within) or new.startswith(within)):
+        new = _join(*second, 0)
+        if self._open and (not within or path.startswith(within) or new.startswith(within)):
             self._seen += ((kind, path, flags), (kind, new, -1))  # -1: the rename's new name
-
-    def _lost(self, pid: int) -> None:
-        if not self.reason:
-            self.reason = f"process {pid}'s memory could not be read"
 
 
 class _Memory:
@@ -364,17 +379,16 @@ class _Memory:
             self._drop(pid)
 
 
-def _resolve(
-    pid: int, memory: _Memory, args: list[int], dirfd_at: int, path_at: int, flags: int
-) -> str | None:
-    """The absolute path a call names, resolved as the kernel will: against the process's
-    working directory or the directory its descriptor names (read while the call waits)."""
+def _locate(
+    pid: int, memory: _Memory, args: list[int], dirfd_at: int, path_at: int
+) -> tuple[bytes, str] | None:
+    """The path a call names, as bytes, and the directory the kernel will resolve it against
+    (the process's working directory, or its descriptor's; "" when the path is absolute)."""
     raw = memory.string(pid, args[path_at])
     if raw is None:
         return None
-    path = raw.decode(_FS_ENCODING, "surrogateescape")
-    if path.startswith("/"):
-        return posixpath.normpath(path) if "/." in path or "//" in path else path
+    if raw.startswith(b"/"):
+        return raw, ""
     dirfd = _AT_FDCWD
     if dirfd_at >= 0:
         dirfd = args[dirfd_at] & 0xFFFFFFFF
@@ -388,7 +402,14 @@ def _resolve(
             return None
         if dirfd == _AT_FDCWD:
             memory.cwds[pid] = base
-    if not path and flags & _AT_EMPTY_PATH:
-        return base
-    joined = f"{base}/{path}"
-    return posixpath.normpath(joined) if "/." in joined or "//" in joined else joined
+    return raw, base
+
+
+def _join(raw: bytes, base: str, flags: int) -> str:
+    """The absolute, normalised path `_locate` found."""
+    path = raw.decode(_FS_ENCODING, "surrogateescape")
+    if base:
+        if not path and flags & _AT_EMPTY_PATH:
+            return base
+        path = f"{base}/{path}"
+    return posixpath.normpath(path) if "/." in path or "//" in path else path

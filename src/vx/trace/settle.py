@@ -78,7 +78,7 @@ class _Disk:
     def __init__(self, paths: Iterable[str]) -> None:
         counts: dict[str, int] = {}
         for path in paths:
-            parent = posixpath.dirname(path)
+            parent = path.rpartition("/")[0] or "/"  # every path is absolute and normalised
             counts[parent] = counts.get(parent, 0) + 1
         self._crowded = {d for d, n in counts.items() if n >= _LISTED}
         self._listings: dict[str, dict[str, os.DirEntry[str]] | None] = {}
@@ -87,7 +87,8 @@ class _Disk:
 
     def _entry(self, path: str) -> os.DirEntry[str] | bool | None:
         """The directory entry (listed parents), else True/False for a parent not listed."""
-        parent, name = posixpath.split(path)
+        parent, _, name = path.rpartition("/")
+        parent = parent or "/"
         if parent not in self._crowded:
             return posixpath.lexists(path)
         if parent not in self._listings:
