@@ -39,7 +39,7 @@ Stdlib only.  Steps:
    and, for two sizes or more (or --growth-from an earlier JSON), each scenario's
    growth between them; write every sample to JSON (default WORK/results-nN.json).
 
-Isolation: HOME=WORK/home for every tool run, so vx's store (~/.vx) is fresh
+Isolation: HOME=WORK/home/nN for every tool run, so vx's store (~/.vx) is fresh
 and private; turbo keeps its cache in the repo (.turbo/).  vx's bytecode goes
 to WORK/pycache (PYTHONPYCACHEPREFIX, with PYTHONDONTWRITEBYTECODE dropped) so
 its modules are compiled once, as an installed vx's would be, whatever state
@@ -982,14 +982,12 @@ def main(argv: list[str] | None = None) -> int:
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "GITHUB_ACTIONS")}
     env.update(
         {
-            "HOME": str(work / "home"),
             "TURBO_TELEMETRY_DISABLED": "1",
             "TURBO_SCM_BASE": "HEAD",  # --affected: changes since HEAD (see Turbo.affected)
             "DO_NOT_TRACK": "1",
             "NO_COLOR": "1",
         }
     )
-    (work / "home").mkdir(exist_ok=True)
     if a.bytecode == "prefix":
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
@@ -1011,16 +1009,21 @@ def main(argv: list[str] | None = None) -> int:
         logdir.mkdir(parents=True, exist_ok=True)
         print(f"== N={n} repo={repo} generator={gen.name} {json.dumps(meta)}", flush=True)
         out = report["results"][f"n{n}"] = {"meta": meta, "python": python}
+        # a HOME per size: vx's cold removes its whole store (~/.vx), and --reuse-repo must
+        # keep the other sizes' caches
+        home = work / "home" / f"n{n}"
+        home.mkdir(parents=True, exist_ok=True)
+        env_n = {**env, "HOME": str(home)}
         runners: list[Tool] = []
         for name in tools:
             if name == "vx":
-                runners.append(Vx(repo, env, python, vx_py))
+                runners.append(Vx(repo, env_n, python, vx_py))
             elif name == "turbo" and turbo_bin:
                 scripts = a.turbo_scripts
                 if scripts == "auto":
                     scripts = "npm" if n < 1000 else "sh"
                 out["turbo_scripts"] = scripts
-                tenv = dict(env)
+                tenv = dict(env_n)
                 if scripts == "sh":
                     tenv["PATH"] = f"{npm_shim(work)}{os.pathsep}{env.get('PATH', '')}"
                 runners.append(Turbo(repo, tenv, turbo_bin))
@@ -1043,12 +1046,12 @@ def main(argv: list[str] | None = None) -> int:
                 if not keep:
                     tool.clean()
         if "floor" in scen:
-            out["floor"] = bench_floor(repo, env, a.runs_slow, logdir, a.workers)
+            out["floor"] = bench_floor(repo, env_n, a.runs_slow, logdir, a.workers)
             for tool in runners:  # the floor's outputs are not the tools': leave them clean
                 if not keep:
                     tool.clean()
         if "interp" in scen:
-            out["interp"] = bench_interp(python, repo, env, a.runs, logdir, sampler)
+            out["interp"] = bench_interp(python, repo, env_n, a.runs, logdir, sampler)
         dest = Path(a.json) if a.json else work / f"results-n{'-'.join(map(str, sizes))}.json"
         dest.write_text(json.dumps(report, indent=1))
     print(table(report))
