@@ -14,7 +14,9 @@ Stdlib only.  Steps:
    workspace links `npm install` would make (and turbo, when installed).
 2. With --with-turbo: `npm install turbo@2.11.11 --prefix WORK/tools` once;
    turbo runs as its native binary (WORK/tools/node_modules/@turbo/linux-64/bin/turbo)
-   with TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1 and `--ui=stream`.
+   with TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1 and `--ui=stream`.  From 1,000
+   packages (--turbo-scripts) an `npm` shim first on turbo's PATH runs each task's
+   script by `sh -c`: npm's own `run` reads every workspace member per call.
 3. For each tool on the SAME repo, one after the other:
      cold     tool cache, dist/ and logs removed, then `build` (runs-slow times)
      warm     everything cached, outputs on disk: THE key number (runs times)
@@ -321,8 +323,8 @@ def npm_shim(work: Path) -> Path:
     `npm run` inside an npm workspace first finds the workspace root and reads every
     member's package.json (measured: 0.26 s CPU per call at N=100, 0.9 s at N=1000, 5.4 s
     at N=10,000; 0.18 s with `--workspaces=false`), so a populating run costs O(N^2) in
-    npm alone.  Turbo's task
-    hashes do not depend on how the script is spawned, so its cache entries are the same.
+    npm alone.  Turbo's task hashes do not depend on how the script is spawned, so its
+    cache entries are the same either way.
     """
     npm = shutil.which("npm")
     if not npm:
