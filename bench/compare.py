@@ -2,7 +2,7 @@
 """Time vx (and, with --with-turbo, Turborepo) on one generated monorepo.
 
     python3 bench/compare.py [--packages 100] [--with-turbo] [--work DIR]
-                             [--scenarios cold,floor,warm,restore,edit,dry,affected,show,version,interp]
+                             [--scenarios cold,floor,warm,restore,edit,dry,plan,affected,show,version,interp]
                              [--runs 7] [--runs-slow 3] [--json FILE]
 
 Stdlib only.  Steps:
@@ -24,7 +24,9 @@ Stdlib only.  Steps:
      edit     unique line appended to the hot leaf's src/mod0.js, then `build`
               (runs-slow times; the tool is put back to all-cached before each)
      dry      everything cached, then `build --dry=json`: the plan alone, nothing
-              runs (runs times)
+              runs (runs times); repeated, so vx answers from its stored plan
+     plan     the same with vx under `env VX_WARM=0`: the full plan, as the first
+              one after a change computes it (runs times)
      affected the hot leaf's src/mod0.js edited (uncommitted) and built, then
               `build --affected` against HEAD: the edit's reach, all cache hits
               (runs times; with --interleave only)
@@ -84,20 +86,22 @@ SCENARIOS = (
     "restore",
     "edit",
     "dry",
+    "plan",
     "affected",
     "show",
     "version",
     "interp",
 )
-FAST = ("warm", "restore", "dry", "affected", "show", "version")
-ROWS = ("cold", "floor", "warm", "restore", "edit", "dry", "affected", "show", "version")
+FAST = ("warm", "restore", "dry", "plan", "affected", "show", "version")
+ROWS = ("cold", "floor", "warm", "restore", "edit", "dry", "plan", "affected", "show", "version")
 LABELS = {
     "cold": "cold build (no cache, no dist/)",
     "floor": "floor: the same build commands by `xargs -P<workers> sh -c`",
     "warm": "**warm build, all cached, outputs present**",
     "restore": "warm after `rm -rf packages/*/dist` (restore)",
     "edit": "edit hot leaf `src/mod0.js`, then build",
-    "dry": "`build --dry=json` (plan only, all cached)",
+    "dry": "`build --dry=json` repeated (plan only, all cached; vx answers from its stored plan)",
+    "plan": "`build --dry=json`, the full plan (vx under `env VX_WARM=0`: no stored plan)",
     "affected": "`build --affected` after an uncommitted edit of the hot leaf (all cached)",
     "show": "`show --format json` / `ls --output json` (every package)",
     "version": "`--version` (start-up)",
@@ -396,6 +400,10 @@ class Tool:
     def dry(self) -> list[str]:
         raise NotImplementedError
 
+    def plan(self) -> list[str]:
+        """The plan as the first one after a change computes it."""
+        return self.dry()
+
     def affected(self) -> list[str]:
         raise NotImplementedError
 
@@ -425,6 +433,9 @@ class Vx(Tool):
 
     def dry(self) -> list[str]:
         return [*self.build(), "--dry=json"]
+
+    def plan(self) -> list[str]:
+        return ["env", "VX_WARM=0", *self.dry()]
 
     def affected(self) -> list[str]:
         # the edit is uncommitted: changes since HEAD are what a pre-push hook would ask about
@@ -521,9 +532,9 @@ def bench_tool(
         tool.clean()
     if "cold" in scen:
         report("cold", [build("cold", tool.clean, retry=False) for _ in range(runs_slow)])
-    elif scen & {"warm", "restore", "edit", "dry"}:
+    elif scen & {"warm", "restore", "edit", "dry", "plan"}:
         build("populate", sample=False)
-    if scen & {"warm", "restore", "edit", "dry"}:
+    if scen & {"warm", "restore", "edit", "dry", "plan"}:
         build("warmup", sample=False)  # also writes vx's bytecode and settles tool metadata
     if "warm" in scen:
         report("warm", [build("warm") for _ in range(runs)])
@@ -551,6 +562,10 @@ def bench_tool(
         log = logdir / f"{tool.name}-dry.log"
         timed(tool.dry(), repo, env, log)
         report("dry", [sampler.take(tool.dry(), repo, env, log) for _ in range(runs)])
+    if "plan" in scen:
+        log = logdir / f"{tool.name}-plan.log"
+        timed(tool.plan(), repo, env, log)
+        report("plan", [sampler.take(tool.plan(), repo, env, log) for _ in range(runs)])
     if "show" in scen:
         log = logdir / f"{tool.name}-show.log"
         timed(tool.show(), repo, env, log)
@@ -584,7 +599,7 @@ def bench_interleaved(
     def one(t: Tool, key: str, cmd: list[str], prepare: object = None) -> None:
         log = logdir / f"{t.name}-{key}.log"
         s = sampler.take(cmd, t.repo, t.env, log, prepare)
-        if key not in ("version", "dry", "show"):
+        if key not in ("version", "dry", "plan", "show"):
             s["executed"] = t.executed(log.read_text(errors="replace"))
         res[t.name].setdefault(key, []).append(s)
 
@@ -607,6 +622,8 @@ def bench_interleaved(
                     one(t, key, t.build(), lambda t=t: sh("rm -rf packages/*/dist", cwd=t.repo))
                 elif key == "dry":
                     one(t, key, t.dry())
+                elif key == "plan":
+                    one(t, key, t.plan())
                 elif key == "affected":
                     one(t, key, t.affected())
                 elif key == "show":
