@@ -179,11 +179,8 @@ def replay(options: RunOptions, emit: Callable[[Event], None]) -> RunOutcome | N
         return None
     env = _env(options)
     shape = shape_of(options, env)
-    try:
-        snap = load_snapshot(snapshot_path(shape, env).read_bytes())
-    except (OSError, EOFError, ValueError, TypeError):
-        return None
-    if not isinstance(snap, dict) or snap.get("shape") != shape:
+    snap = read_snapshot(snapshot_path(shape, env), shape)
+    if snap is None:
         return None
     try:
         return _replay(snap, options, env, emit)
@@ -570,6 +567,17 @@ def remember(prepared: PreparedRun, outcome: RunOutcome) -> None:
     except (OSError, ValueError):
         with contextlib.suppress(OSError):
             path.unlink(missing_ok=True)
+
+
+def read_snapshot(path: Path, shape: object) -> dict[str, object] | None:
+    """The snapshot at `path` when it is whole and made for `shape`, else None."""
+    try:
+        snap = load_snapshot(path.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(snap, dict) or snap.get("shape") != shape:
+        return None
+    return snap
 
 
 def load_snapshot(data: bytes) -> object:

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vx.run.warm import (
-    load_snapshot,
     proof,
+    read_snapshot,
     shape_of,
     snapshot_path,
     stats_hold,
@@ -98,11 +98,8 @@ def replay_plan(options: RunOptions) -> StoredPlan | None:
         return None
     env = _env(options)
     shape = _shape(options, env)
-    try:
-        snap = load_snapshot(_path(shape, env).read_bytes())
-    except (OSError, EOFError, ValueError, TypeError):
-        return None
-    if not isinstance(snap, dict) or snap.get("shape") != shape:
+    snap = read_snapshot(_path(shape, env), shape)
+    if snap is None:
         return None
     try:
         return _proven(snap, env)
