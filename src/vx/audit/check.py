@@ -13,7 +13,7 @@ from vx.util.globs import compile_globs
 from vx.util.record import Record
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Collection, Iterable, Mapping
 
     from vx.trace.parse import Trace
     from vx.util.globs import Matcher
@@ -47,7 +47,7 @@ class WorkspaceView:
     def __init__(
         self,
         ws: Workspace,
-        tracked: Callable[[], frozenset[str]],
+        tracked: Callable[[], Collection[str]],
         *,
         ignored: Callable[[Iterable[str]], frozenset[str]] = lambda _paths: frozenset(),
         keyed: frozenset[str] = frozenset(),
@@ -65,7 +65,7 @@ class WorkspaceView:
         self._tracked_source = tracked
         self.ignored = ignored
         self.keyed = keyed
-        self._tracked: frozenset[str] | None = None
+        self._tracked: Collection[str] | None = None
         self.by_base: dict[str, Project] = {_rel_dir(self.root, p): p for p in ws.projects}
         self._owners: dict[str, tuple[str, Project] | None] = {}
         self.producers: dict[str, list[_Producer]] = {}
@@ -84,7 +84,7 @@ class WorkspaceView:
         self.root_deps = _root_dependencies(ws)
 
     @property
-    def tracked(self) -> frozenset[str]:
+    def tracked(self) -> Collection[str]:
         if self._tracked is None:
             self._tracked = self._tracked_source()
         return self._tracked

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from vx.events import AuditReport
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Collection, Iterable
 
     from vx.audit.check import WorkspaceView
     from vx.run.context import RunContext
@@ -90,7 +90,10 @@ class TaskAuditor:
 
         return check_ignore(self.ctx.root, paths, env=self.ctx.env)
 
-    def _tracked(self) -> frozenset[str]:
+    def _tracked(self) -> Collection[str]:
+        """What git tracks: the index the run planned with, else (a run that had none) git's."""
+        if self.ctx.tracked:
+            return self.ctx.tracked
         from vx.git import GitError, ls_files_stage
 
         try:

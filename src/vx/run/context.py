@@ -9,7 +9,7 @@ from vx.util.record import Record
 
 if TYPE_CHECKING:
     import threading
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Collection, Mapping
     from pathlib import Path
 
     from vx.events import Event
@@ -62,3 +62,4 @@ class RunContext(Record):
     released: threading.Event
     task_env: Callable[[TaskId, tuple[TaskId, ...]], Mapping[str, str]] | None = None
     remote: Offload | None = None  # `--executor reapi`: where cacheable tasks execute
+    tracked: Collection[str] = frozenset()  # the paths git's index listed when the run planned

@@ -755,6 +755,7 @@ def _execute(prepared: PreparedRun, emit: Sink, *, rememberable: bool = True) ->
         release=options.release,
         task_env=handed,
         remote=offload,
+        tracked=prepared.git.index,
     )
     with lock, session:
         sweep_staging((plan.workspace.root, *(p.dir for p in plan.workspace.projects)))

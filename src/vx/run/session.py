@@ -28,7 +28,7 @@ from vx.run.servers import HeldServers, Servers
 from vx.util.uuid7 import uuid7
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Collection, Mapping
     from pathlib import Path
 
     from vx.events import Event
@@ -64,6 +64,7 @@ class RunSession:
         release: Release | None = None,
         task_env: Callable[[TaskId, tuple[TaskId, ...]], Mapping[str, str]] | None = None,
         remote: Offload | None = None,
+        tracked: Collection[str] = frozenset(),
     ) -> None:
         self.plan = plan
         self.options = options
@@ -98,6 +99,7 @@ class RunSession:
             released=release.event if release is not None else threading.Event(),
             task_env=task_env,
             remote=remote,
+            tracked=tracked,
         )
         self._started_at = wall()
         self._t0 = clock()

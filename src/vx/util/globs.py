@@ -22,6 +22,8 @@ def normalize(pattern: str) -> str:
     Workspace lists and cache globs are written relative to a directory, and people write
     `./packages/*` and `dist/` as often as `packages/*` and `dist`.
     """
+    if pattern and pattern[0] not in "./" and pattern[-1] != "/":
+        return pattern  # already clean: the usual case, asked for every path a match sees
     while pattern.startswith("./"):
         pattern = pattern[2:]
     pattern = pattern.lstrip("/")
