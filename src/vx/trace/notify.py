@@ -179,12 +179,16 @@ class Notifier:
 
     Use: `prefix` before the command's argv and `pass_fds` kept open in the child, `spawned()`
     once the spawn returned (or failed), then `finish()` after the command ended for its
-    `Trace`, or None with `reason` saying why nothing was seen. With `within` (directories),
+    `Trace`, or None with `reason` saying why nothing was seen. With `waits`, the thread waits
+    in the kernel's receive alone, without a poll before each call: where the kernel ends that
+    wait when the filter's last process is gone (the probe asks), one system call a file call
+    fewer. With `within` (directories),
     only paths under them are kept: the system's files a start-up reads (the loader, locales)
     are most of a small task's calls, and looking at each afterwards would cost more."""
 
-    def __init__(self, within: tuple[str, ...] = ()) -> None:
+    def __init__(self, within: tuple[str, ...] = (), *, waits: bool = False) -> None:
         self._within = tuple(f"{w.rstrip('/')}/" for w in within)
+        self._waits = waits
         audit, numbers = machine()
         self._audit = audit
         self._calls = {nr: _CALLS[name] for name, nr in numbers.items()}
@@ -233,6 +237,11 @@ class Notifier:
             return None
         return settle(seen)
 
+    def ended(self, timeout_s: float) -> bool:
+        """Whether the thread ended, waiting up to `timeout_s` (the command has ended)."""
+        self._thread.join(timeout_s)
+        return not self._thread.is_alive()
+
     def _serve(self) -> None:
         try:
             _, fds, _, _ = socket.recv_fds(self._ours, 1, 1)
@@ -258,14 +267,17 @@ class Notifier:
         poller = select.poll()
         poller.register(listener, select.POLLIN)
         memory = _Memory()
+        polls = not self._waits
         try:
             while True:
-                events = poller.poll()[0][1]
-                if not events & select.POLLIN:
+                if polls and not poller.poll()[0][1] & select.POLLIN:
                     return  # POLLHUP: no process is left under the filter
                 notif.raw = _ZEROS  # the kernel refuses a buffer that is not zeroed
                 if ioctl(listener, _IOCTL_RECV, notif) < 0:
-                    if get_errno() in (errno.EINTR, errno.ENOENT):
+                    failed = get_errno()
+                    if failed == errno.ENOENT and _hung_up(poller):
+                        return  # the last process under the filter is gone
+                    if failed in (errno.EINTR, errno.ENOENT):
                         continue  # a signal, or the task died while we were told
                     return
                 nid, pid, _, nr, arch, _, *args = _NOTIF.unpack(notif.raw)
@@ -320,6 +332,12 @@ class Notifier:
         new = _join(*second, 0)
         if self._open and (not within or path.startswith(within) or new.startswith(within)):
             self._seen += ((kind, path, flags), (kind, new, -1))  # -1: the rename's new name
+
+
+def _hung_up(poller: select.poll) -> bool:
+    """Whether the listener reports no process left under its filter (and nothing to read)."""
+    ready = poller.poll(0)
+    return bool(ready) and not ready[0][1] & select.POLLIN
 
 
 class _Memory:

@@ -85,10 +85,10 @@ class _StraceObserver(Observer):
 
 
 class _NotifyObserver(Observer):
-    def __init__(self, within: tuple[str, ...]) -> None:
+    def __init__(self, within: tuple[str, ...], *, waits: bool) -> None:
         from vx.trace.notify import Notifier
 
-        self._notifier = Notifier(within)
+        self._notifier = Notifier(within, waits=waits)
         self.prefix = self._notifier.prefix
         self.pass_fds = self._notifier.pass_fds
 
@@ -111,7 +111,7 @@ def observer(
     if not probe.ok:
         raise TracingUnavailableError(probe.reason)
     if probe.tracer == "seccomp":
-        return _NotifyObserver(within)
+        return _NotifyObserver(within, waits="waits" in probe.flags)
     return _StraceObserver(probe.flags, cwd, within)
 
 

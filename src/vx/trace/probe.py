@@ -16,6 +16,7 @@ import sys
 from vx.util.record import Record
 
 _PROBE_TIMEOUT_S = 20.0
+_WAIT_OUT_S = 1.0  # a kernel that ends the wait does so within a millisecond
 
 
 class Probe(Record):
@@ -23,7 +24,8 @@ class Probe(Record):
 
     ok: bool
     reason: str = ""
-    # The flags the tool works with here (strace without `--seccomp-bpf` where it is too old).
+    # The flags the tool works with here (strace without `--seccomp-bpf` where it is too old;
+    # "waits" where the seccomp notifier's thread may wait in the kernel's receive alone).
     flags: tuple[str, ...] = ()
     # Which tracer: "seccomp" (vx's own notifier) or "strace".
     tracer: str = ""
@@ -63,7 +65,7 @@ def _notify_probe() -> Probe:
     from vx.trace.notify import Notifier, NotifyUnavailableError
 
     try:
-        notifier = Notifier()
+        notifier = Notifier(waits=True)
     except NotifyUnavailableError as exc:
         return Probe(ok=False, reason=f"seccomp notification: {exc}")
     true = shutil.which("true") or "/bin/true"
@@ -83,7 +85,10 @@ def _notify_probe() -> Probe:
     trace = notifier.finish()
     if trace is None or not trace.execs:
         return Probe(ok=False, reason=f"seccomp notification: {notifier.reason or 'saw nothing'}")
-    return Probe(ok=True, tracer="seccomp")
+    # Its thread waited in the kernel's receive alone: "waits" where that wait ended with the
+    # command (else tasks' threads poll first, and this one thread stays parked).
+    waits = notifier.ended(_WAIT_OUT_S)
+    return Probe(ok=True, tracer="seccomp", flags=("waits",) if waits else ())
 
 
 def _strace_probe(path: str | None) -> Probe:

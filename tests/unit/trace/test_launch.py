@@ -60,3 +60,32 @@ def test_the_launcher_exits_126_when_vx_is_gone_and_127_when_the_exec_fails() ->
     trace = notifier.finish()
     assert trace is not None
     assert trace.execs == frozenset()  # the program never existed: no run is kept
+
+
+@pytest.mark.skipif(not _runs_here(), reason="the seccomp notifier cannot run here")
+@pytest.mark.parametrize("waits", [True, False])
+def test_both_ways_of_waiting_see_the_same_calls_and_end_with_the_command(
+    tmp_path: Path, waits: bool
+) -> None:
+    from vx.trace.notify import Notifier
+    from vx.trace.probe import tracing_available
+
+    if waits and "waits" not in tracing_available(None, "seccomp").flags:
+        pytest.skip("this kernel does not end a waiting receive when the filter's users are gone")
+    (tmp_path / "in.txt").write_text("x")
+    notifier = Notifier((str(tmp_path),), waits=waits)
+    try:
+        done = subprocess.run(
+            [*notifier.prefix, "/bin/sh", "-c", "cat in.txt > out.txt"],
+            cwd=tmp_path,
+            pass_fds=notifier.pass_fds,
+            check=False,
+        )
+    finally:
+        notifier.spawned()
+    assert done.returncode == 0
+    trace = notifier.finish()
+    assert trace is not None
+    assert trace.reads == {str(tmp_path / "in.txt")}
+    assert trace.writes == {str(tmp_path / "out.txt")}
+    assert notifier.ended(60.0)
