@@ -188,6 +188,7 @@ class Notifier:
 
     def __init__(self, within: tuple[str, ...] = (), *, waits: bool = False) -> None:
         self._within = tuple(f"{w.rstrip('/')}/" for w in within)
+        self._within_raw = tuple(os.fsencode(w) for w in self._within)
         self._waits = waits
         audit, numbers = machine()
         self._audit = audit
@@ -309,12 +310,22 @@ class Notifier:
             flags = int.from_bytes(how, "little") if len(how) == 8 else os.O_RDWR
             kind = _OPEN
         first = _locate(pid, memory, args, dirfd_at, path_at)
-        second = _locate(pid, memory, args, dirfd2_at, path2_at) if kind == _RENAME else None
-        if first is None or (kind == _RENAME and second is None):
-            if not self.reason:
-                self.reason = f"process {pid}'s memory could not be read"
+        if kind != _RENAME:
+            if first is None:
+                self._unread(pid)
+                return None
+            if first[1] or not self._within_raw or first[0].startswith(self._within_raw):
+                return kind, flags, first, None
+            return None  # an absolute path outside: nothing more to do for it
+        second = _locate(pid, memory, args, dirfd2_at, path2_at)
+        if first is None or second is None:
+            self._unread(pid)
             return None
         return kind, flags, first, second
+
+    def _unread(self, pid: int) -> None:
+        if not self.reason:
+            self.reason = f"process {pid}'s memory could not be read"
 
     def _record(
         self,
@@ -348,19 +359,19 @@ class _Memory:
     directory (threads share theirs), so a cached one is always the process's own."""
 
     def __init__(self) -> None:
-        self._fds: dict[int, int] = {}
+        self.fds: dict[int, int] = {}
         self.cwds: dict[int, str] = {}
 
     def read(self, pid: int, address: int, size: int) -> bytes:
         for fresh in (False, True):
-            fd = self._fds.get(pid) if not fresh else None
+            fd = self.fds.get(pid) if not fresh else None
             if fd is None:
                 self._drop(pid)
                 try:
                     fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY | os.O_CLOEXEC)
                 except OSError:
                     return b""
-                self._fds[pid] = fd
+                self.fds[pid] = fd
             try:
                 data = os.pread(fd, size, address)
             except OSError:
@@ -371,15 +382,6 @@ class _Memory:
 
     def string(self, pid: int, address: int) -> bytes | None:
         """The NUL-ended string at address, read a page at most at a time."""
-        fd = self._fds.get(pid)
-        if fd is not None:  # the usual case: a known process, the string within one page
-            try:
-                chunk = os.pread(fd, 4096 - (address & 4095), address)
-            except OSError:
-                chunk = b""
-            end = chunk.find(b"\0")
-            if end >= 0:
-                return chunk[:end]
         out = b""
         while len(out) < _PATH_MAX:
             chunk = self.read(pid, address, 4096 - (address & 4095))
@@ -394,12 +396,12 @@ class _Memory:
 
     def _drop(self, pid: int) -> None:
         self.cwds.pop(pid, None)
-        fd = self._fds.pop(pid, None)
+        fd = self.fds.pop(pid, None)
         if fd is not None:
             os.close(fd)
 
     def close(self) -> None:
-        for pid in list(self._fds):
+        for pid in list(self.fds):
             self._drop(pid)
 
 
@@ -408,10 +410,22 @@ def _locate(
 ) -> tuple[bytes, str] | None:
     """The path a call names, as bytes, and the directory the kernel will resolve it against
     (the process's working directory, or its descriptor's; "" when the path is absolute)."""
-    raw = memory.string(pid, args[path_at])
+    address = args[path_at]
+    fd = memory.fds.get(pid)
+    raw: bytes | None = None
+    if fd is not None:  # the usual case: a known process, the path within one page
+        try:
+            chunk = os.pread(fd, 4096 - (address & 4095), address)
+        except OSError:
+            chunk = b""
+        end = chunk.find(b"\0")
+        if end >= 0:
+            raw = chunk[:end]
     if raw is None:
-        return None
-    if raw.startswith(b"/"):
+        raw = memory.string(pid, address)
+        if raw is None:
+            return None
+    if raw[:1] == b"/":
         return raw, ""
     dirfd = _AT_FDCWD
     if dirfd_at >= 0:
