@@ -557,9 +557,16 @@ def remember(prepared: PreparedRun, outcome: RunOutcome) -> None:
     Never fails the run: a snapshot that cannot be written only means the next run is full.
     """
     env = prepared.env
-    path = snapshot_path(shape_of(prepared.options, env), env)
+    keep_snapshot(
+        snapshot_path(shape_of(prepared.options, env), env), lambda: _snapshot(prepared, outcome)
+    )
+
+
+def keep_snapshot(path: Path, make: Callable[[], dict[str, object] | None]) -> None:
+    """Write what `make` builds to `path`, or remove `path` when it builds none or fails: an
+    old snapshot never outlives the state that replaced it."""
     try:
-        snap = _snapshot(prepared, outcome)
+        snap = make()
         if snap is None:
             path.unlink(missing_ok=True)
             return

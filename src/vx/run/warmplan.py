@@ -15,18 +15,17 @@ the index (an entry, a history row) moves a file's mtime or size.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vx.run.warm import (
+    keep_snapshot,
     proof,
     read_snapshot,
     shape_of,
     snapshot_path,
     stats_hold,
-    write_snapshot,
 )
 from vx.util.record import Record
 
@@ -130,16 +129,7 @@ def remember_plan(seen: PlanWitness, printed: StoredPlan) -> None:
     options = seen.options
     if not storable(options):
         return
-    path = _path(_shape(options, seen.env), seen.env)
-    try:
-        snap = _snapshot(seen, printed)
-        if snap is None:
-            path.unlink(missing_ok=True)
-            return
-        write_snapshot(path, snap)
-    except (OSError, ValueError):
-        with contextlib.suppress(OSError):
-            path.unlink(missing_ok=True)
+    keep_snapshot(_path(_shape(options, seen.env), seen.env), lambda: _snapshot(seen, printed))
 
 
 def _snapshot(seen: PlanWitness, printed: StoredPlan) -> dict[str, object] | None:
