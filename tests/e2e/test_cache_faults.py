@@ -59,7 +59,7 @@ def clone(root: Path, where: Path) -> Path:
 # ---------------------------------------------------------------------------------------------
 # kill -9 during saves
 
-GROUPS = 72  # more groups than kills: a run that finishes before its kill lands is tried again
+GROUPS = 96  # more groups than kills: a run that finishes before its kill lands is tried again
 KILLS = 50
 BLOB = 192 * 1024
 SAVE_CMD = (
@@ -147,7 +147,8 @@ def test_kill_9_during_saves_leaves_only_whole_entries(workspace, tmp_path):
         targets = [f"{name}#build" for name in group(tried)]
         args = ["run", *targets, "--cache-dir", str(store), "--output-logs=none"]
         proc = spawn(args, root, home, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        kills += kill_mid_save(proc, store, rng.uniform(0, 0.025))
+        # Up to 12 ms into the first save: a quick group's three saves are over in about 25.
+        kills += kill_mid_save(proc, store, rng.uniform(0, 0.012))
         tried += 1
     assert kills >= KILLS
     left = temps(store)
