@@ -207,6 +207,7 @@ class Notifier:
         self.prefix = (path, str(self._theirs.fileno()))
         self.pass_fds = (self._theirs.fileno(),)
         self._seen: list[tuple[int, str, int]] = []  # (kind, path, open flags)
+        self._busy = threading.Lock()
         self._open = True
         self.reason = ""
         self._thread = threading.Thread(target=self._serve, name="vx-notify", daemon=True)
@@ -222,13 +223,15 @@ class Notifier:
     def finish(self) -> Trace | None:
         """What the command did, once it ended; None (and `reason`) when it was not seen.
 
-        Nothing is waited for: a call is recorded before it may run, so every call of an
-        ended process is in. A process left behind keeps running under the filter, its calls
-        answered and no longer recorded, until it ends (or vx does: then its traced calls
-        fail with ENOSYS, as the kernel does for a filter nobody serves)."""
+        The thread holds `_busy` from a call's receipt until it is recorded (it is answered
+        in between, so the task may end first): waiting for that lock is all it takes for
+        every call of an ended process to be in. A process left behind keeps running under
+        the filter, its calls answered and no longer recorded, until it ends (or vx does: then
+        its traced calls fail with ENOSYS, as the kernel does for a filter nobody serves)."""
         self.spawned()
-        self._open = False
-        seen = list(self._seen)
+        with self._busy:  # the last call answered may still be on its way into the list
+            self._open = False
+            seen = list(self._seen)
         if not seen:
             self._thread.join(_REASON_WAIT_S)  # a failed install's reason may still be on its way
         if self.reason:
@@ -262,7 +265,7 @@ class Notifier:
             os.close(listener)
 
     def _loop(self, listener: int) -> None:
-        ioctl, get_errno = self._ioctl, ctypes.get_errno
+        ioctl, get_errno, busy = self._ioctl, ctypes.get_errno, self._busy
         notif = ctypes.create_string_buffer(_NOTIF_SIZE)
         resp = ctypes.create_string_buffer(_RESP_SIZE)
         poller = select.poll()
@@ -282,11 +285,12 @@ class Notifier:
                         continue  # a signal, or the task died while we were told
                     return
                 nid, pid, _, nr, arch, _, *args = _NOTIF.unpack(notif.raw)
-                found = self._note(pid, nr, arch, args, memory)
-                _RESP.pack_into(resp, 0, nid, 0, 0, _FLAG_CONTINUE)
-                ioctl(listener, _IOCTL_SEND, resp)  # ENOENT: the task died meanwhile
-                if found is not None:  # the task runs on meanwhile: only its bytes are needed
-                    self._record(*found)
+                with busy:  # held until the call is recorded: `finish` waits for it
+                    found = self._note(pid, nr, arch, args, memory)
+                    _RESP.pack_into(resp, 0, nid, 0, 0, _FLAG_CONTINUE)
+                    ioctl(listener, _IOCTL_SEND, resp)  # ENOENT: the task died meanwhile
+                    if found is not None:  # the task runs on meanwhile; its bytes are read
+                        self._record(*found)
         finally:
             memory.close()
 
@@ -336,7 +340,6 @@ class Notifier:
     ) -> None:
         path, within = _join(*first, flags), self._within
         if second is None:
-            # One append: atomic, so `finish` needs no lock against this thread.
             if self._open and (not within or path.startswith(within)):
                 self._seen.append((kind, path, flags))
             return

@@ -73,7 +73,12 @@ def parse_lines(lines: Iterable[str], cwd: str) -> Trace:
         process = state.get(call.pid)
         if process is None:
             origin = made_by.get(call.pid)
-            parent = at_fork.get(origin) if origin is not None else None
+            parent = None
+            if origin is not None:
+                # The fork's own line may come later (strace prints it when the call returns,
+                # and the child can run first): the parent is still inside that call, so its
+                # state now is its state at the fork.
+                parent = at_fork.get(origin) or state.get(calls[origin].pid)
             process = parent.copy() if parent is not None else _Process(cwd, {})
             state[call.pid] = process
         if call.name in _FORKS:

@@ -24,3 +24,18 @@ def test_joins_unfinished_halves_and_follows_a_child_seen_before_its_fork_return
     assert trace.writes == {'/w/pkg/lib/x"yé.js'}
     assert trace.unlinks == {"/w/pkg/lib/old.js"}
     assert trace.execs == {"/w/pkg/bin/tool"}
+
+
+def test_a_child_whose_lines_come_before_its_fork_line_starts_in_its_parents_directory() -> None:
+    """With `-z` strace prints a fork whole, once it returned; a child may have run first."""
+    log = [
+        '10 chdir("/w/a") = 0\n',
+        '11 execve("/usr/bin/mv", ["mv"], 0x1 /* 3 vars */) = 0\n',
+        "10 vfork() = 11\n",
+        '11 renameat2(AT_FDCWD, "out.txt", AT_FDCWD, "moved.txt", RENAME_NOREPLACE) = 0\n',
+        '12 unlinkat(AT_FDCWD, "moved.txt", 0) = 0\n',
+        "10 vfork() = 12\n",
+    ]
+    trace = parse_lines(log, "/w")
+    assert trace.renames == (("/w/a/out.txt", "/w/a/moved.txt"),)
+    assert trace.unlinks == {"/w/a/out.txt", "/w/a/moved.txt"}
